@@ -1,0 +1,37 @@
+# The two commands of the README: `make site` and `make test`. Both set up .venv/ first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+HOST ?= 127.0.0.1
+export NO_MKDOCS_2_WARNING := 1
+PORT ?= 8000
+
+.PHONY: site test serve validate schema bench clean
+
+# Re-install whenever the project's dependencies change.
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11 or newer is needed")'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test]'
+	@touch $(STAMP)
+
+site: $(STAMP)
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+	@echo "Site built in site/ (open site/index.html, or run 'make serve')."
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+serve: $(STAMP)
+	$(VENV)/bin/mkdocs serve --dev-addr $(HOST):$(PORT)
+
+validate: $(STAMP)
+	$(PY) -m generator validate entries
+
+schema: $(STAMP)
+	$(PY) -m generator schema > schema/entry.schema.json
+
+clean:
+	rm -rf site .pytest_cache .hypothesis

@@ -1,0 +1,130 @@
+"""The command line: `python -m generator COMMAND` (or the `mlfail` script).
+
+Exit codes: 0 success, 1 the input is invalid (or, for `diagnose`, nothing
+matched), 2 a usage error or a folder/file that cannot be used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .loading import EntriesFolderError, LoadResult, load_encyclopedia
+from .models import entry_json_schema
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+DEFAULT_ENTRIES = "entries"
+SCHEMA_FILE = Path("schema") / "entry.schema.json"
+
+
+class UsageError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return args.run(args)
+    except (UsageError, EntriesFolderError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # e.g. piped into `head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m generator", description="The ML failure encyclopedia's tools.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    validate = commands.add_parser("validate", help="check every entry; one line per problem")
+    validate.add_argument("entries", nargs="?", default=DEFAULT_ENTRIES, metavar="ENTRIES_DIR",
+                          help="folder of entries, with taxonomy.yaml at its top (default: entries)")
+    validate.add_argument("--format", choices=("text", "github"), default="text",
+                          help="'github' prints GitHub Actions annotations")
+    validate.set_defaults(run=_validate)
+
+    new = commands.add_parser("new", help="write a scaffold for a new entry")
+    new.add_argument("id", help="the new entry's id, e.g. nccl-watchdog-timeout")
+    new.add_argument("--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)")
+    new.add_argument("--category", metavar="FOLDER", help="sub-folder to write into, e.g. memory")
+    new.set_defaults(run=_new)
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of an entry")
+    schema.set_defaults(run=_schema)
+
+    return parser
+
+
+# -- validate ---------------------------------------------------------------------
+
+
+def load_or_report(entries: str, output_format: str = "text") -> LoadResult:
+    """Load the entries; print their problems (if any) to stdout."""
+    result = load_encyclopedia(entries)
+    for problem in result.problems:
+        print(problem.format_github() if output_format == "github" else problem.format())
+    return result
+
+
+def _validate(args: argparse.Namespace) -> int:
+    result = load_or_report(args.entries, args.format)
+    print(_summary(result), file=sys.stderr if args.format == "github" else sys.stdout)
+    return EXIT_OK if result.ok else EXIT_INVALID
+
+
+def _summary(result: LoadResult) -> str:
+    if result.ok:
+        return f"OK: {result.files} entries valid"
+    files = len({problem.path for problem in result.problems})
+    return f"FAILED: {_count(len(result.problems), 'problem')} in {_count(files, 'file')} ({result.files} entries read)"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+# -- new ------------------------------------------------------------------------------
+
+
+def _new(args: argparse.Namespace) -> int:
+    from pydantic import TypeAdapter, ValidationError
+
+    from .models import Key
+    from .rendering import render_scaffold
+
+    try:
+        TypeAdapter(Key).validate_python(args.id)
+    except ValidationError as error:
+        raise UsageError(f"cannot be an id: {error.errors()[0]['msg']}") from None
+    folder = Path(args.entries, args.category) if args.category else Path(args.entries)
+    if not Path(args.entries).is_dir():
+        raise UsageError(f"{args.entries}: no such folder")
+    existing = sorted(Path(args.entries).rglob(f"{args.id}.yaml"))
+    if existing:
+        raise UsageError(f"{existing[0]} already exists; refusing to overwrite it")
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{args.id}.yaml"
+    schema = os.path.relpath(SCHEMA_FILE.resolve(), target.parent.resolve())
+    text = render_scaffold(args.id, Path(schema).as_posix())
+    with open(target, "x", encoding="utf-8") as handle:  # "x": never overwrite, even in a race
+        handle.write(text)
+    print(f"wrote {target.as_posix()}; fill in every TODO, then run: python -m generator validate {args.entries}")
+    return EXIT_OK
+
+
+# -- schema -----------------------------------------------------------------------------
+
+
+def _schema(args: argparse.Namespace) -> int:
+    print(json.dumps(entry_json_schema(), indent=2, ensure_ascii=False))
+    return EXIT_OK

@@ -1,0 +1,117 @@
+"""The in-memory encyclopedia: validated entries and the indexes built from them.
+
+Everything here is derived once from valid data and then only read: the page
+renderer, the JSON API, the log matcher and the CLI all ask the same object.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cached_property
+
+from .models import Entry, LiteralSignature, Taxonomy
+
+# A declared relation seen from the other side.
+INVERSE_RELATION = {
+    "causes": "caused-by",
+    "caused-by": "causes",
+    "co-occurs": "co-occurs",
+    "similar": "similar",
+    "see-also": "see-also",
+}
+SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A relation as shown on one entry's page."""
+
+    target: str  # entry id
+    relation: str
+    note: str | None
+    declared: bool  # False when derived from the other entry's declaration
+
+
+@dataclass(frozen=True, slots=True)
+class SignatureRef:
+    entry_id: str
+    index: int  # position in the entry's `signatures`
+    kind: str  # "literal" or "regex"
+    pattern: str
+    note: str | None
+
+
+class Encyclopedia:
+    def __init__(self, taxonomy: Taxonomy, entries: list[Entry], sources: dict[str, str]):
+        """`sources` maps each entry id to its file, relative to the entries folder (POSIX)."""
+        self.taxonomy = taxonomy
+        self.entries: dict[str, Entry] = {entry.id: entry for entry in sorted(entries, key=lambda e: e.id)}
+        self.sources = sources
+        self.former_ids: dict[str, str] = {
+            former: entry.id for entry in self.entries.values() for former in entry.former_ids or ()
+        }
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def resolve(self, entry_id: str) -> str:
+        """The current id for an id or a former id."""
+        return self.former_ids.get(entry_id, entry_id)
+
+    @cached_property
+    def links(self) -> dict[str, list[Link]]:
+        """Each entry's relations: its own declarations, then those derived from others."""
+        links: dict[str, list[Link]] = {entry_id: [] for entry_id in self.entries}
+        derived: dict[str, list[Link]] = defaultdict(list)
+        for entry in self.entries.values():
+            for relation in entry.related or ():
+                target = self.resolve(relation.id)
+                links[entry.id].append(Link(target, relation.relation, relation.note, True))
+                derived[target].append(Link(entry.id, INVERSE_RELATION[relation.relation], relation.note, False))
+        for entry_id, inverse in derived.items():
+            declared_targets = {link.target for link in links[entry_id]}
+            # When both sides declared the link, the page shows it once.
+            links[entry_id].extend(link for link in inverse if link.target not in declared_targets)
+        return links
+
+    @cached_property
+    def by_tag(self) -> dict[str, list[Entry]]:
+        index: dict[str, list[Entry]] = {tag: [] for tag in self.taxonomy.tags}
+        for entry in self.entries.values():
+            for tag in dict.fromkeys(entry.tags):
+                index[tag].append(entry)
+        return index
+
+    @cached_property
+    def by_category(self) -> dict[str, list[Entry]]:
+        index: dict[str, list[Entry]] = {category: [] for category in self.taxonomy.categories}
+        for entry in self.entries.values():
+            index[entry.category].append(entry)
+        return index
+
+    @cached_property
+    def signatures(self) -> list[SignatureRef]:
+        refs = []
+        for entry in self.entries.values():
+            for index, signature in enumerate(entry.signatures or ()):
+                if isinstance(signature, LiteralSignature):
+                    refs.append(SignatureRef(entry.id, index, "literal", signature.literal, signature.note))
+                else:
+                    refs.append(SignatureRef(entry.id, index, "regex", signature.regex, signature.note))
+        return refs
+
+    def same_category(self, entry: Entry, limit: int = 5) -> list[Entry]:
+        """Other entries of the entry's category, most shared tags first."""
+        tags = set(entry.tags)
+        others = [other for other in self.by_category[entry.category] if other.id != entry.id]
+        others.sort(key=lambda other: (-len(tags.intersection(other.tags)), SEVERITY_ORDER[other.severity], other.title))
+        return others[:limit]
+
+    def related_tags(self, tag: str, limit: int = 8) -> list[tuple[str, int]]:
+        """Tags that appear most often beside `tag`, with their counts."""
+        counts: dict[str, int] = defaultdict(int)
+        for entry in self.by_tag[tag]:
+            for other in set(entry.tags) - {tag}:
+                counts[other] += 1
+        return sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]

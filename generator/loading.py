@@ -1,0 +1,125 @@
+"""Load a folder of entries into an `Encyclopedia`, or the list of what is wrong.
+
+This is the pipeline's front door: find files, read each one safely, validate
+it, then check the corpus as a whole. Every problem of every file comes back
+in one list; a broken file never hides the errors of the others.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .encyclopedia import Encyclopedia
+from .models import Entry, Taxonomy
+from .problems import FILE_FIELD, Problem
+from .validation import Located, check_corpus, check_entry, check_taxonomy, tag_aliases, validate_model
+from .yaml_source import read_yaml_file
+
+TAXONOMY_FILE = "taxonomy.yaml"
+
+
+class EntriesFolderError(Exception):
+    """The folder itself cannot be used (missing, not a folder, unreadable)."""
+
+
+@dataclass
+class LoadResult:
+    encyclopedia: Encyclopedia | None
+    problems: list[Problem] = field(default_factory=list)
+    files: int = 0  # entry files read
+
+    @property
+    def ok(self) -> bool:
+        return self.encyclopedia is not None
+
+
+def entry_files(entries_dir: Path) -> list[Path]:
+    """Every YAML file under the folder (taxonomy excluded), in a stable order."""
+    if not entries_dir.is_dir():
+        raise EntriesFolderError(f"{entries_dir}: no such folder")
+    found: list[Path] = []
+    try:
+        for root, dirs, files in os.walk(entries_dir, onerror=_raise):
+            dirs[:] = sorted(name for name in dirs if not name.startswith("."))
+            for name in sorted(files):
+                if name.endswith((".yaml", ".yml")) and not name.startswith("."):
+                    found.append(Path(root, name))
+    except OSError as error:
+        raise EntriesFolderError(f"{entries_dir}: cannot read the folder: {error.strerror or error}") from None
+    taxonomy = entries_dir / TAXONOMY_FILE
+    return [path for path in found if path != taxonomy]
+
+
+def _raise(error: OSError) -> None:
+    raise error
+
+
+def display_path(entries_arg: str, path: Path, entries_dir: Path) -> str:
+    """The path as the user reached it: the argument joined with the relative path."""
+    relative = path.relative_to(entries_dir).as_posix()
+    return relative if entries_arg in ("", ".") else f"{entries_arg.rstrip('/')}/{relative}"
+
+
+def load_encyclopedia(entries_arg: str | os.PathLike) -> LoadResult:
+    entries_arg = os.fspath(entries_arg)
+    entries_dir = Path(entries_arg)
+    files = entry_files(entries_dir)
+    problems: list[Problem] = []
+
+    taxonomy = _load_taxonomy(entries_arg, entries_dir, problems)
+    aliases = tag_aliases(taxonomy) if taxonomy else {}
+
+    valid: list[tuple[Entry, Located]] = []
+    invalid_ids: set[str] = set()
+    sources: dict[str, str] = {}
+    for path in files:
+        shown = display_path(entries_arg, path, entries_dir)
+        if path.suffix == ".yml":
+            problems.append(Problem(shown, 1, 1, FILE_FIELD, "entries are named <id>.yaml; rename the file"))
+            continue
+        document = read_yaml_file(path, shown)
+        problems.extend(document.problems)
+        if document.data is None:
+            continue
+        located = Located(shown, document.data)
+        entry, model_problems = validate_model(Entry, located)
+        problems.extend(model_problems)
+        problems.extend(check_entry(located, path.stem, taxonomy, aliases))
+        if entry is None:
+            invalid_ids.update(_claimed_ids(document.data))
+            continue
+        valid.append((entry, located))
+        sources.setdefault(entry.id, path.relative_to(entries_dir).as_posix())
+
+    problems.extend(check_corpus(valid, invalid_ids))
+    problems.sort()
+    if problems or taxonomy is None:
+        return LoadResult(None, problems, len(files))
+    return LoadResult(Encyclopedia(taxonomy, [entry for entry, _ in valid], sources), [], len(files))
+
+
+def _claimed_ids(data: dict) -> set[str]:
+    """The ids an invalid file claims, so links to it are not reported twice."""
+    formers = data.get("former_ids")
+    claimed = [data.get("id"), *(formers if isinstance(formers, list) else ())]
+    return {value for value in claimed if isinstance(value, str)}
+
+
+def _load_taxonomy(entries_arg: str, entries_dir: Path, problems: list[Problem]) -> Taxonomy | None:
+    path = entries_dir / TAXONOMY_FILE
+    shown = display_path(entries_arg, path, entries_dir)
+    if not path.is_file():
+        problems.append(Problem(shown, 1, 1, FILE_FIELD, "the taxonomy file is missing; every entry folder has one"))
+        return None
+    document = read_yaml_file(path, shown)
+    problems.extend(document.problems)
+    if document.data is None:
+        return None
+    located = Located(shown, document.data)
+    taxonomy, model_problems = validate_model(Taxonomy, located)
+    problems.extend(model_problems)
+    if taxonomy is not None:
+        problems.extend(check_taxonomy(taxonomy, located))
+    return taxonomy

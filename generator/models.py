@@ -1,0 +1,292 @@
+"""The entry format (contract version 1) as pydantic models: the one source of the schema.
+
+These models check everything that can be checked inside one field. Rules that
+need more context (cause references, the taxonomy, links between entries) live
+in `generator.checks`, so the models stay a faithful picture of one file.
+
+Optional fields default to ``None`` but their type does not admit ``None``: an
+omitted field is fine, an explicit ``null``, ``''`` or ``[]`` is an error.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Annotated, Any, Literal, Union
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Strict,
+    Tag,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError
+
+from .regex_subset import RegexError, check_portable
+
+CONTRACT_VERSION = 1
+KEY_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+KEY_MAX_LENGTH = 80
+PLACEHOLDER = "TODO"  # what `new` writes into every field that must be filled in
+MAX_LINE_LENGTH = 4096  # log lines are cut to this length before matching
+
+KEY_RE = re.compile(KEY_PATTERN)
+_DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+
+
+# -- field types ------------------------------------------------------------------
+
+
+def _check_text(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError("empty_text", "must not be empty; write the text or leave the field out")
+    if value.lstrip().startswith(PLACEHOLDER):
+        raise PydanticCustomError("placeholder", "still holds the placeholder written by `new`; replace it")
+    return value
+
+
+def _check_key(value: str) -> str:
+    if value.startswith(PLACEHOLDER):
+        raise PydanticCustomError("placeholder", "still holds the placeholder written by `new`; replace it")
+    if len(value) > KEY_MAX_LENGTH:
+        raise PydanticCustomError("key_length", "is longer than {limit} characters", {"limit": KEY_MAX_LENGTH})
+    if not KEY_RE.match(value):
+        raise PydanticCustomError(
+            "key_format",
+            "'{value}' is not a valid key: use lowercase letters, digits and single hyphens, e.g. 'cuda-oom-forward'",
+            {"value": value},
+        )
+    return value
+
+
+def _check_url(value: str) -> str:
+    if value.startswith(PLACEHOLDER):
+        raise PydanticCustomError("placeholder", "still holds the placeholder written by `new`; replace it")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise PydanticCustomError("url", "must be an absolute http:// or https:// URL")
+    if any(char.isspace() or ord(char) < 32 for char in value):
+        raise PydanticCustomError("url", "must not contain spaces or control characters; encode them")
+    return value
+
+
+def _parse_date(value: Any) -> Any:
+    if isinstance(value, dt.datetime):  # a YAML timestamp with a time of day
+        raise PydanticCustomError("date_format", "must be a date YYYY-MM-DD, without a time")
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str) and value.startswith(PLACEHOLDER):
+        raise PydanticCustomError("placeholder", "still holds the placeholder written by `new`; replace it")
+    if not isinstance(value, str) or not _DATE_RE.match(value.strip()):
+        raise PydanticCustomError("date_format", "must be a date YYYY-MM-DD, without a time")
+    try:
+        return dt.date.fromisoformat(value.strip())
+    except ValueError:
+        raise PydanticCustomError("date_calendar", "'{value}' is not a date in the calendar", {"value": value}) from None
+
+
+def _check_regex(value: str) -> str:
+    try:
+        check_portable(value)
+    except RegexError as error:
+        raise PydanticCustomError("regex", "{reason}", {"reason": str(error)}) from None
+    return value
+
+
+def _check_one_line(value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise PydanticCustomError("one_line", "a signature matches within one line; remove the line break")
+    return value
+
+
+def _check_line_length(value: str) -> str:
+    if len(value) > MAX_LINE_LENGTH:
+        raise PydanticCustomError("too_long", "is longer than a log line is kept ({limit} characters)", {"limit": MAX_LINE_LENGTH})
+    return value
+
+
+Text = Annotated[str, Strict(), AfterValidator(_check_text)]
+"""Non-empty text (Markdown where shown on a page)."""
+
+Key = Annotated[str, Strict(), AfterValidator(_check_key), WithJsonSchema(
+    {"type": "string", "pattern": KEY_PATTERN, "maxLength": KEY_MAX_LENGTH}
+)]
+"""An identifier that becomes part of a URL or an anchor."""
+
+Url = Annotated[str, Strict(), AfterValidator(_check_url), WithJsonSchema(
+    {"type": "string", "format": "uri", "pattern": "^https?://"}
+)]
+ReviewDate = Annotated[dt.date, BeforeValidator(_parse_date), WithJsonSchema({"type": "string", "format": "date"})]
+Pattern = Annotated[str, Strict(), AfterValidator(_check_text), AfterValidator(_check_regex)]
+LiteralText = Annotated[
+    str, Strict(), AfterValidator(_check_text), AfterValidator(_check_one_line), AfterValidator(_check_line_length)
+]
+ExampleLine = Annotated[str, Strict(), AfterValidator(_check_text), AfterValidator(_check_one_line)]
+Severity = Literal["low", "medium", "high", "critical"]
+RelationKind = Literal["co-occurs", "causes", "caused-by", "similar", "see-also"]
+
+
+def _items(item_type: Any, description: str) -> Any:
+    """A required list with at least one item."""
+    return Annotated[list[item_type], Field(min_length=1, description=description)]
+
+
+def _optional(annotation: Any, description: str) -> Any:
+    """A field that may be left out but, when present, is not empty.
+
+    The default is None, and pydantic does not validate defaults, so an explicit
+    ``null`` still fails against the (non-null) type.
+    """
+    return Field(default=None, description=description, json_schema_extra=_drop_default, **_limits(annotation))
+
+
+def _limits(annotation: Any) -> dict[str, Any]:
+    origin = getattr(annotation, "__origin__", None)
+    return {"min_length": 1} if origin is list else {}
+
+
+def _drop_default(schema: dict[str, Any]) -> None:
+    schema.pop("default", None)
+
+
+# -- models -----------------------------------------------------------------------
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+class Cause(_Model):
+    id: Key = Field(description="Unique within the entry; the anchor of this cause on the page.")
+    text: Text = Field(description="The root cause, in one or two sentences (Markdown).")
+
+
+class Symptom(_Model):
+    symptom: Text = Field(description="What is seen (Markdown).")
+    cause: Key = Field(description="The `id` of one of this entry's `causes`.")
+
+
+class LiteralSignature(_Model):
+    literal: LiteralText = Field(description="An exact, case-sensitive substring of one log line.")
+    note: Text = _optional(Text, "Where the text comes from.")
+    examples: list[ExampleLine] = _optional(list[ExampleLine], "Real log lines that contain the literal.")
+
+
+class RegexSignature(_Model):
+    regex: Pattern = Field(description="A pattern searched for in one log line, in the portable subset.")
+    note: Text = _optional(Text, "Where the text comes from.")
+    examples: _items(ExampleLine, "Real log lines the pattern must match (at least one).")
+
+
+def _signature_kind(value: Any) -> str | None:
+    if isinstance(value, dict):
+        has_literal, has_regex = "literal" in value, "regex" in value
+        if has_literal != has_regex:
+            return "literal" if has_literal else "regex"
+    elif isinstance(value, (LiteralSignature, RegexSignature)):
+        return "literal" if isinstance(value, LiteralSignature) else "regex"
+    return None
+
+
+Signature = Annotated[
+    Union[Annotated[LiteralSignature, Tag("literal")], Annotated[RegexSignature, Tag("regex")]],
+    Discriminator(
+        _signature_kind,
+        custom_error_type="signature_kind",
+        custom_error_message="a signature is a mapping with exactly one of `literal` or `regex`",
+    ),
+]
+
+
+class CodeSnippet(_Model):
+    label: Text = Field(description="The tab's title, e.g. 'DeepSpeed config'.")
+    language: Annotated[str, Strict(), AfterValidator(_check_text)] = Field(
+        description="A Pygments lexer name, e.g. python, bash, json, yaml."
+    )
+    source: Text = Field(description="The code, shown as written.")
+
+
+class Fix(_Model):
+    summary: Text = Field(description="The fix in one or two sentences.")
+    steps: list[Text] = _optional(list[Text], "Ordered steps (Markdown).")
+    code: list[CodeSnippet] = _optional(list[CodeSnippet], "Snippets, shown as tabs.")
+    tradeoff: Text = _optional(Text, "What the fix costs.")
+
+
+class Question(_Model):
+    question: Text
+    answer: Text
+
+
+class Reference(_Model):
+    title: Text
+    url: Url
+
+
+class Relation(_Model):
+    id: Key = Field(description="The id (or a former id) of another entry.")
+    relation: RelationKind
+    note: Text = _optional(Text, "Why the two are related.")
+
+
+class Entry(_Model):
+    """One failure: the contents of one `entries/**/<id>.yaml` file."""
+
+    model_config = ConfigDict(title="Failure entry (contract version 1)")
+
+    id: Key = Field(description="Equals the file name without `.yaml`.")
+    title: Text
+    summary: Text = Field(description='The "quick answer": one to three sentences.')
+    category: Key = Field(description="A key of the taxonomy's `categories`.")
+    severity: Severity
+    tags: _items(Key, "Keys of the taxonomy's `tags`.")
+    description: Text = _optional(Text, "What this failure is (Markdown).")
+    mechanism: Text = Field(description="Why it happens (Markdown).")
+    causes: _items(Cause, "The root causes.")
+    observations: list[Text] = _optional(list[Text], "What you will observe.")
+    symptoms: _items(Symptom, "The symptom-to-cause table.")
+    signatures: list[Signature] = _optional(list[Signature], "Text that appears in logs when it happens.")
+    affected: _items(Text, "Affected systems, free text.")
+    confirm: _items(Text, "The confirmation checklist.")
+    fix: Fix
+    prevention: list[Text] = _optional(list[Text], "How to keep it from happening.")
+    faq: list[Question] = _optional(list[Question], "Questions and answers.")
+    references: _items(Reference, "Official documentation or upstream threads.")
+    related: list[Relation] = _optional(list[Relation], "Links to other entries.")
+    former_ids: list[Key] = _optional(list[Key], "Ids this entry had before; their URLs redirect here.")
+    reviewed: ReviewDate = Field(description="Date of the last review, YYYY-MM-DD.")
+
+
+class Category(_Model):
+    title: Text
+    description: Text = _optional(Text, "What the category holds (Markdown).")
+
+
+class TagInfo(_Model):
+    title: Text
+    group: Text = _optional(Text, "The heading the tags index lists this tag under.")
+    description: Text = _optional(Text, "What the tag means (Markdown).")
+    aliases: list[Key] = _optional(list[Key], "Spellings the validator suggests this tag for.")
+
+
+class Taxonomy(_Model):
+    """The contents of `entries/taxonomy.yaml`."""
+
+    categories: Annotated[dict[Key, Category], Field(min_length=1)]
+    tags: Annotated[dict[Key, TagInfo], Field(min_length=1)]
+
+
+def entry_json_schema() -> dict[str, Any]:
+    schema = Entry.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["description"] = (
+        "One failure of the ML training failure encyclopedia. "
+        f"Contract version {CONTRACT_VERSION}; see the Entry format page of the site."
+    )
+    return schema

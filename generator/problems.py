@@ -1,0 +1,56 @@
+"""A problem found in a contributor's file, and the ways it is printed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Problem:
+    """One mistake, at one place: ``path:line:column: error: field: message``.
+
+    ``path`` is the file as the user reached it (relative to where they ran the
+    command); ``line`` and ``column`` are 1-based; ``field`` is a dotted path
+    such as ``symptoms[1].cause``, or ``(file)`` for the file as a whole.
+    """
+
+    path: str
+    line: int
+    column: int
+    field: str
+    message: str
+
+    def format(self) -> str:
+        return _one_line(f"{self.path}:{self.line}:{self.column}: error: {self.field}: {self.message}")
+
+    def format_github(self) -> str:
+        # Workflow commands end at a newline and treat '%' specially: escape both.
+        def escape(text: str) -> str:
+            return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+        def escape_property(text: str) -> str:
+            return escape(text).replace(":", "%3A").replace(",", "%2C")
+
+        return (
+            f"::error file={escape_property(self.path)},line={self.line},col={self.column},"
+            f"title={escape_property(self.field)}::{escape(self.message)}"
+        )
+
+
+FILE_FIELD = "(file)"
+
+
+def _one_line(text: str) -> str:
+    """Keep a problem on one line whatever text it quotes."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+class InvalidCorpus(Exception):
+    """Raised by callers that need a valid encyclopedia and got problems instead."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = sorted(problems)
+        super().__init__(f"{len(self.problems)} problem(s) in the entries")
+
+    def report(self) -> str:
+        return "\n".join(problem.format() for problem in self.problems)

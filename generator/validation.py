@@ -1,0 +1,350 @@
+"""Turn located YAML data into models, and every mistake into a located `Problem`.
+
+Three layers, each reporting everything it finds:
+
+1. `validate_model`: the pydantic model of one file (types, required fields,
+   formats, portable regexes), with pydantic's errors rewritten for people.
+2. `check_entry`: rules inside one entry that need the taxonomy (cause
+   references, known tags and category, signatures against their examples).
+3. `check_corpus`: rules across files (unique ids, former ids, relations).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from .models import (
+    KEY_MAX_LENGTH,
+    KEY_RE,
+    MAX_LINE_LENGTH,
+    Category,
+    Cause,
+    CodeSnippet,
+    Entry,
+    Fix,
+    LiteralSignature,
+    Question,
+    Reference,
+    RegexSignature,
+    Relation,
+    Symptom,
+    TagInfo,
+    Taxonomy,
+)
+from .problems import Problem
+from .regex_subset import RegexError, check_portable
+from .yaml_source import LocatedDict, LocatedList, Mark
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+Loc = tuple[str | int, ...]
+
+_ALL_MODELS = (Entry, Cause, Symptom, LiteralSignature, RegexSignature, CodeSnippet, Fix, Question, Reference,
+               Relation, Taxonomy, Category, TagInfo)
+_KNOWN_FIELDS = sorted({name for model in _ALL_MODELS for name in model.model_fields})
+_UNION_TAGS = {"literal", "regex"}
+_TYPE_NAMES = {"string_type": "text", "list_type": "a list", "dict_type": "a mapping",
+               "model_type": "a mapping", "model_attributes_type": "a mapping", "date_type": "a date"}
+
+
+class Located:
+    """Creates problems that point into one file's source."""
+
+    def __init__(self, path: str, data: LocatedDict):
+        self.path = path
+        self.data = data
+
+    def problem(self, loc: Loc, message: str, at_key: bool = False) -> Problem:
+        mark = self.mark(loc, at_key)
+        return Problem(self.path, mark.line, mark.column, field_path(loc), message)
+
+    def mark(self, loc: Loc, at_key: bool = False) -> Mark:
+        node: Any = self.data
+        mark = self.data.mark
+        for position, part in enumerate(loc):
+            last = position == len(loc) - 1
+            if isinstance(node, LocatedDict) and part in node:
+                mark = node.key_marks[part] if (last and at_key) else node.value_marks[part]
+                node = node[part]
+            elif isinstance(node, LocatedList) and isinstance(part, int) and 0 <= part < len(node):
+                mark = node.item_marks[part]
+                node = node[part]
+            else:
+                break
+        return mark
+
+
+def field_path(loc: Loc) -> str:
+    parts = [f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc]
+    return "".join(parts).lstrip(".") or "(file)"
+
+
+# -- layer 1: the model ------------------------------------------------------------
+
+
+def validate_model(model: type[ModelT], located: Located) -> tuple[ModelT | None, list[Problem]]:
+    try:
+        return model.model_validate(located.data), []
+    except ValidationError as error:
+        problems = [_translate(located, item) for item in error.errors(include_url=False)]
+        return None, problems
+
+
+def _translate(located: Located, error: dict[str, Any]) -> Problem:
+    loc = _clean_loc(error["loc"])
+    kind = error["type"]
+    value = error.get("input")
+    if kind == "missing":
+        return located.problem(loc, f"required field '{loc[-1]}' is missing")
+    if kind == "extra_forbidden":
+        name = str(loc[-1])
+        hint = difflib.get_close_matches(name, _KNOWN_FIELDS, n=1, cutoff=0.7)
+        suggestion = f"; did you mean '{hint[0]}'?" if hint else "; see the entry format for the fields"
+        return located.problem(loc, f"unknown field '{name}'{suggestion}", at_key=True)
+    if error["loc"] and error["loc"][-1] == "[key]":
+        return located.problem(loc, error["msg"], at_key=True)
+    return located.problem(loc, _message(kind, value, error))
+
+
+def _clean_loc(loc: Loc) -> Loc:
+    """Drop pydantic's union tags and dict-key markers, which are not in the YAML."""
+    cleaned: list[str | int] = []
+    for index, part in enumerate(loc):
+        if part == "[key]":
+            continue
+        if (part in _UNION_TAGS and index >= 2 and isinstance(loc[index - 1], int)
+                and loc[index - 2] == "signatures" and index + 1 < len(loc)):
+            continue
+        cleaned.append(part)
+    return tuple(cleaned)
+
+
+def _message(kind: str, value: Any, error: dict[str, Any]) -> str:
+    if value is None and kind != "missing":
+        return "is empty (null); give a value or leave the field out"
+    if kind in _TYPE_NAMES:
+        expected = _TYPE_NAMES[kind]
+        hint = ""
+        if kind == "string_type" and isinstance(value, (bool, int, float)):
+            hint = "; put it in quotes"
+        elif kind == "string_type" and isinstance(value, dict):
+            hint = "; a ': ' inside unquoted text starts a mapping, so quote the text"
+        return f"expected {expected}, found {_describe(value)}{hint}"
+    if kind == "too_short":
+        if isinstance(value, (list, dict)) and not value:
+            return "is empty; add at least one item, or leave the field out if it is optional"
+        return f"needs at least {error['ctx']['min_length']} item(s)"
+    if kind == "literal_error":
+        return f"must be one of {error['ctx']['expected']}, found {_describe(value)}"
+    return error["msg"]
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"a true/false value ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"'{shown}'"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+# -- layer 2: one entry --------------------------------------------------------------
+
+
+def suggest(value: str, keys: Iterable[str], aliases: dict[str, str] | None = None) -> str:
+    """A "did you mean" clause: aliases first, then the closest key."""
+    if aliases and value in aliases:
+        return f"; did you mean '{aliases[value]}'?"
+    close = difflib.get_close_matches(value, list(keys), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def tag_aliases(taxonomy: Taxonomy) -> dict[str, str]:
+    return {alias: key for key, tag in taxonomy.tags.items() for alias in tag.aliases or ()}
+
+
+def check_entry(located: Located, stem: str, taxonomy: Taxonomy | None, aliases: dict[str, str]) -> Iterator[Problem]:
+    """Rules beyond one field. They read the raw data, so they also run when the
+    model rejected some other field: one run shows every problem of the file."""
+    data = located.data
+    entry_id = data.get("id")
+    if isinstance(entry_id, str) and entry_id != stem:
+        yield located.problem(("id",), f"id '{entry_id}' must equal the file name '{stem}.yaml'; rename one of them")
+    yield from _check_causes(data, located)
+    yield from _check_signatures(data, located)
+    yield from _check_own_links(data, located)
+    if taxonomy is not None:
+        yield from _check_taxonomy_keys(data, located, taxonomy, aliases)
+
+
+def _mappings(value: Any) -> Iterator[tuple[int, dict]]:
+    """(index, item) for the mapping items of a list; anything else is the model's to report."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                yield index, item
+
+
+def _strings(value: Any) -> Iterator[tuple[int, str]]:
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                yield index, item
+
+
+def _check_causes(data: dict, located: Located) -> Iterator[Problem]:
+    seen: set[str] = set()
+    for index, cause in _mappings(data.get("causes")):
+        cause_id = cause.get("id")
+        if not isinstance(cause_id, str):
+            continue
+        if cause_id in seen:
+            yield located.problem(("causes", index, "id"), f"cause id '{cause_id}' is used twice in this entry")
+        seen.add(cause_id)
+    if not seen:
+        return
+    for index, symptom in _mappings(data.get("symptoms")):
+        cause = symptom.get("cause")
+        if isinstance(cause, str) and cause not in seen:
+            known = ", ".join(sorted(seen))
+            yield located.problem(
+                ("symptoms", index, "cause"),
+                f"unknown cause '{cause}'{suggest(cause, seen)} (causes of this entry: {known})",
+            )
+
+
+def _check_signatures(data: dict, located: Located) -> Iterator[Problem]:
+    for index, signature in _mappings(data.get("signatures")):
+        matches = _signature_matcher(signature)
+        if matches is None:
+            continue
+        for number, example in _strings(signature.get("examples")):
+            if not matches(example[:MAX_LINE_LENGTH]):
+                what = "does not contain the literal" if "literal" in signature else "is not matched by the regex"
+                yield located.problem(("signatures", index, "examples", number), f"this example {what}")
+
+
+def _signature_matcher(signature: dict) -> Callable[[str], bool] | None:
+    """A test for one line, or None when the signature itself is invalid (reported elsewhere)."""
+    literal, regex = signature.get("literal"), signature.get("regex")
+    if isinstance(literal, str) and regex is None and literal.strip():
+        return lambda line: literal in line
+    if isinstance(regex, str) and literal is None:
+        try:
+            compiled = check_portable(regex)
+        except RegexError:
+            return None
+        return lambda line: compiled.search(line) is not None
+    return None
+
+
+def _check_own_links(data: dict, located: Located) -> Iterator[Problem]:
+    formers = [former for _, former in _strings(data.get("former_ids"))]
+    own = {data.get("id"), *formers}
+    for index, former in _strings(data.get("former_ids")):
+        if former == data.get("id"):
+            yield located.problem(("former_ids", index), "a former id cannot be the entry's own id")
+        elif former in formers[:index]:
+            yield located.problem(("former_ids", index), f"former id '{former}' is listed twice")
+    targets: set[str] = set()
+    for index, relation in _mappings(data.get("related")):
+        target = relation.get("id")
+        if not isinstance(target, str):
+            continue
+        if target in own:
+            yield located.problem(("related", index, "id"), "an entry cannot be related to itself")
+        elif target in targets:
+            yield located.problem(("related", index, "id"), f"'{target}' is already listed in `related`")
+        targets.add(target)
+
+
+def _is_key(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= KEY_MAX_LENGTH and KEY_RE.match(value) is not None
+
+
+def _check_taxonomy_keys(data: dict, located: Located, taxonomy: Taxonomy,
+                         aliases: dict[str, str]) -> Iterator[Problem]:
+    category = data.get("category")
+    if _is_key(category) and category not in taxonomy.categories:
+        yield located.problem(("category",), f"unknown category '{category}'{suggest(category, taxonomy.categories)}")
+    tags = [tag for _, tag in _strings(data.get("tags"))]
+    for index, tag in _strings(data.get("tags")):
+        if not _is_key(tag):
+            continue  # its format is the model's to report
+        if tag not in taxonomy.tags:
+            yield located.problem(("tags", index), f"unknown tag '{tag}'{suggest(tag, taxonomy.tags, aliases)}")
+        elif tag in tags[:index]:
+            yield located.problem(("tags", index), f"tag '{tag}' is listed twice")
+
+
+def check_taxonomy(taxonomy: Taxonomy, located: Located) -> Iterator[Problem]:
+    owners: dict[str, str] = {}
+    for key, tag in taxonomy.tags.items():
+        for index, alias in enumerate(tag.aliases or ()):
+            loc = ("tags", key, "aliases", index)
+            if alias in taxonomy.tags:
+                yield located.problem(loc, f"alias '{alias}' is already a tag of its own")
+            elif alias in owners:
+                yield located.problem(loc, f"alias '{alias}' is also an alias of '{owners[alias]}'")
+            owners.setdefault(alias, key)
+
+
+# -- layer 3: the corpus ------------------------------------------------------------------
+
+
+def check_corpus(entries: list[tuple[Entry, Located]], invalid_ids: set[str] = frozenset()) -> Iterator[Problem]:
+    """Uniqueness of ids and former ids, and relations that resolve.
+
+    `invalid_ids` are the ids of files that failed validation: a link to one of
+    them is not reported again, since the broken file already has its errors."""
+    owner: dict[str, tuple[Entry, Located]] = {}
+    for entry, located in entries:
+        if entry.id in owner:
+            first, first_located = owner[entry.id]
+            yield located.problem(("id",), f"id '{entry.id}' is also used by {first_located.path}")
+            yield first_located.problem(("id",), f"id '{entry.id}' is also used by {located.path}")
+        else:
+            owner[entry.id] = (entry, located)
+    former_owner: dict[str, str] = {}
+    for entry, located in entries:
+        for index, former in enumerate(entry.former_ids or ()):
+            if former == entry.id:
+                continue
+            if former in owner:
+                yield located.problem(("former_ids", index), f"former id '{former}' is the id of {owner[former][1].path}")
+            elif former_owner.get(former, entry.id) != entry.id:
+                yield located.problem(("former_ids", index), f"former id '{former}' is also claimed by {former_owner[former]}")
+            former_owner.setdefault(former, entry.id)
+    known = set(owner) | set(former_owner) | set(invalid_ids)
+    for entry, located in entries:
+        own = {entry.id, *(entry.former_ids or ())}
+        for index, relation in enumerate(entry.related or ()):
+            if relation.id in own:
+                continue  # reported by check_entry
+            if relation.id not in known:
+                yield located.problem(
+                    ("related", index, "id"), f"no entry has the id '{relation.id}'{suggest(relation.id, owner)}"
+                )
+            elif former_owner.get(relation.id, relation.id) == entry.id:
+                yield located.problem(("related", index, "id"), "an entry cannot be related to itself")
+    yield from _check_resolved_duplicates(entries, former_owner)
+
+
+def _check_resolved_duplicates(entries: list[tuple[Entry, Located]], former_owner: dict[str, str]) -> Iterator[Problem]:
+    """`related` naming one entry twice, once by its id and once by a former id."""
+    for entry, located in entries:
+        seen: dict[str, str] = {}
+        for index, relation in enumerate(entry.related or ()):
+            target = former_owner.get(relation.id, relation.id)
+            if target in seen and seen[target] != relation.id:
+                yield located.problem(("related", index, "id"), f"'{relation.id}' is the same entry as '{seen[target]}'")
+            seen.setdefault(target, relation.id)

@@ -1,0 +1,359 @@
+"""Read one YAML file into plain Python values that remember where they came from.
+
+Safety comes first, because the files come from pull requests:
+
+* libyaml's C parser produces *events*; the tree is built here from those events
+  with an explicit stack. Nothing is ever constructed from a tag, so a
+  ``!!python/object`` tag is an error and never code. (libyaml's own composer
+  recurses in C and crashes on deeply nested input; its event parser does not.)
+* Aliases reuse the anchored value instead of copying it, and every alias
+  charges the size of what it stands for to a fixed budget, so a "billion
+  laughs" file fails fast in little memory.
+* Size, encoding, tabs, duplicate keys, merge keys, several documents, an empty
+  file or a top level that is not a mapping: each becomes a clear `Problem`.
+
+Mappings and sequences come back as `LocatedDict` / `LocatedList`, which carry
+the line and column of every key and value, so a later error about
+``symptoms[1].cause`` can point at the exact spot in the source.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.resolver import Resolver
+
+from .problems import FILE_FIELD, Problem
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_ALIAS_EXPANSION = 10_000  # nodes that aliases may stand for, per file
+MAX_DEPTH = 64
+
+_TAG = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {_TAG + name for name in ("str", "int", "float", "bool", "null", "timestamp")}
+_IMPLICIT_RESOLVERS = Resolver.yaml_implicit_resolvers
+_CONSTRUCTOR = SafeConstructor()
+
+# libyaml's C parser makes reading fast; only its event parser is used (see above).
+_Parser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    line: int  # 1-based
+    column: int  # 1-based
+
+
+class LocatedDict(dict):
+    """A mapping that knows the position of each key and each value."""
+
+    __slots__ = ("mark", "key_marks", "value_marks")
+
+    def __init__(self, mark: Mark):
+        super().__init__()
+        self.mark = mark
+        self.key_marks: dict[str, Mark] = {}
+        self.value_marks: dict[str, Mark] = {}
+
+
+class LocatedList(list):
+    """A sequence that knows the position of each item."""
+
+    __slots__ = ("mark", "item_marks")
+
+    def __init__(self, mark: Mark):
+        super().__init__()
+        self.mark = mark
+        self.item_marks: list[Mark] = []
+
+
+class YamlProblem(Exception):
+    def __init__(self, mark: Mark, message: str):
+        super().__init__(message)
+        self.mark = mark
+        self.message = message
+
+
+@dataclass(slots=True)
+class Document:
+    """The result of reading one file: its data (None if unreadable) and problems."""
+
+    data: LocatedDict | None
+    problems: list[Problem]
+
+
+def read_yaml_file(path: os.PathLike | str, display_path: str) -> Document:
+    """Read, decode and parse one file; never raises for bad content."""
+    try:
+        raw = _read_bounded(path)
+    except YamlProblem as problem:
+        return _failed(display_path, problem)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return _failed(display_path, YamlProblem(Mark(1, 1), f"cannot read the file: {reason}"))
+    return parse_yaml_bytes(raw, display_path)
+
+
+def parse_yaml_bytes(raw: bytes, display_path: str) -> Document:
+    try:
+        text = _decode(raw)
+        builder = _TreeBuilder(display_path)
+        data = builder.build(text)
+    except YamlProblem as problem:
+        return _failed(display_path, problem)
+    return Document(data, builder.problems)
+
+
+def _failed(display_path: str, problem: YamlProblem) -> Document:
+    return Document(
+        None,
+        [Problem(display_path, problem.mark.line, problem.mark.column, FILE_FIELD, problem.message)],
+    )
+
+
+def _read_bounded(path: os.PathLike | str) -> bytes:
+    with open(path, "rb") as handle:
+        raw = handle.read(MAX_FILE_BYTES + 1)
+    if len(raw) > MAX_FILE_BYTES:
+        raise YamlProblem(Mark(1, 1), f"file is larger than {MAX_FILE_BYTES // 1024} KiB; an entry should be far smaller")
+    return raw
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        raise YamlProblem(Mark(line, column), "bytes that are not UTF-8; save the file as UTF-8") from None
+    return text.removeprefix("\ufeff")
+
+
+def _mark(event_mark: Any) -> Mark:
+    return Mark(event_mark.line + 1, event_mark.column + 1)
+
+
+class _Container:
+    """A mapping or sequence under construction, on the builder's stack."""
+
+    __slots__ = ("value", "anchor", "size", "pending_key", "pending_key_mark")
+
+    def __init__(self, value: LocatedDict | LocatedList, anchor: str | None):
+        self.value = value
+        self.anchor = anchor
+        self.size = 1  # nodes, counting what aliases stand for
+        self.pending_key: Any = _NO_KEY
+        self.pending_key_mark: Mark | None = None
+
+
+_NO_KEY = object()
+
+
+class _TreeBuilder:
+    def __init__(self, display_path: str):
+        self.display_path = display_path
+        self.problems: list[Problem] = []
+        self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, size)
+        self.expanded = 0
+        self.stack: list[_Container] = []
+        self.root: Any = _NO_KEY
+        self.documents = 0
+
+    def build(self, text: str) -> LocatedDict:
+        parser = _Parser(text)
+        try:
+            while True:
+                event = parser.get_event()
+                if event is None or isinstance(event, yaml.StreamEndEvent):
+                    break
+                self._handle(event)
+        except yaml.MarkedYAMLError as error:
+            raise _syntax_problem(error, text) from None
+        except yaml.reader.ReaderError as error:  # a character YAML does not allow
+            raise _reader_problem(error, text) from None
+        finally:
+            dispose = getattr(parser, "dispose", None)
+            if dispose:
+                dispose()
+        if self.root is _NO_KEY or self.root is None:
+            raise YamlProblem(Mark(1, 1), "file is empty; an entry is a YAML mapping of fields")
+        if not isinstance(self.root, LocatedDict):
+            raise YamlProblem(self._root_mark, "the top level must be a mapping of fields (key: value)")
+        return self.root
+
+    # -- events ---------------------------------------------------------------
+
+    def _handle(self, event: yaml.Event) -> None:
+        if isinstance(event, yaml.ScalarEvent):
+            self._add(*self._scalar(event), _mark(event.start_mark), event.anchor)
+        elif isinstance(event, yaml.MappingStartEvent):
+            self._check_tag(event, "map")
+            self._open(LocatedDict(_mark(event.start_mark)), event)
+        elif isinstance(event, yaml.SequenceStartEvent):
+            self._check_tag(event, "seq")
+            self._open(LocatedList(_mark(event.start_mark)), event)
+        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            container = self.stack.pop()
+            if isinstance(container.value, LocatedDict) and container.pending_key is not _NO_KEY:
+                raise YamlProblem(container.value.mark, "mapping ends with a key that has no value")
+            if container.anchor is not None:
+                self.anchors[container.anchor] = (container.value, container.size)
+            self._add(container.value, container.size, container.value.mark, None)
+        elif isinstance(event, yaml.AliasEvent):
+            self._alias(event)
+        elif isinstance(event, yaml.DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                raise YamlProblem(_mark(event.start_mark), "a second YAML document ('---'); one file holds one entry")
+
+    def _open(self, value: LocatedDict | LocatedList, event: yaml.Event) -> None:
+        if len(self.stack) >= MAX_DEPTH:
+            raise YamlProblem(value.mark, f"nested deeper than {MAX_DEPTH} levels")
+        self.stack.append(_Container(value, event.anchor))
+
+    def _alias(self, event: yaml.AliasEvent) -> None:
+        mark = _mark(event.start_mark)
+        if event.anchor not in self.anchors:
+            raise YamlProblem(mark, f"alias '*{event.anchor}' refers to no finished anchor (undefined, or used inside itself)")
+        value, size = self.anchors[event.anchor]
+        self.expanded += size
+        if self.expanded > MAX_ALIAS_EXPANSION:
+            raise YamlProblem(mark, f"aliases expand to more than {MAX_ALIAS_EXPANSION} values; write the content out instead")
+        self._add(value, size, mark, None)
+
+    def _add(self, value: Any, size: int, mark: Mark, anchor: str | None) -> None:
+        if anchor is not None:
+            self.anchors[anchor] = (value, size)
+        if not self.stack:
+            self.root = value
+            self._root_mark = mark
+            return
+        parent = self.stack[-1]
+        parent.size += size
+        container = parent.value
+        if isinstance(container, LocatedList):
+            container.append(value)
+            container.item_marks.append(mark)
+        elif parent.pending_key is _NO_KEY:
+            parent.pending_key = self._key(value, mark, container)
+            parent.pending_key_mark = mark
+        else:
+            key = parent.pending_key
+            parent.pending_key = _NO_KEY
+            if key in container:
+                first = container.key_marks[key]
+                self.problems.append(Problem(
+                    self.display_path, parent.pending_key_mark.line, parent.pending_key_mark.column,
+                    _field_of(self.stack, key),
+                    f"duplicate key '{key}' (first at line {first.line}); YAML keeps only one, so remove or merge them",
+                ))
+                return
+            container[key] = value
+            container.key_marks[key] = parent.pending_key_mark
+            container.value_marks[key] = mark
+
+    def _key(self, value: Any, mark: Mark, container: LocatedDict) -> str:
+        if isinstance(value, (LocatedDict, LocatedList)):
+            raise YamlProblem(mark, "a key must be plain text, not a mapping or a list")
+        if value is _MERGE:
+            raise YamlProblem(mark, "merge keys ('<<') are not supported; write the fields out")
+        return value
+
+    # -- scalars --------------------------------------------------------------
+
+    def _scalar(self, event: yaml.ScalarEvent) -> tuple[Any, int]:
+        mark = _mark(event.start_mark)
+        tag = event.tag
+        value = event.value
+        parent = self.stack[-1] if self.stack else None
+        is_key = parent is not None and isinstance(parent.value, LocatedDict) and parent.pending_key is _NO_KEY
+        if tag in (None, "!"):
+            if event.style or tag == "!":  # quoted or block scalars are always text
+                return value, 1
+            if is_key:  # keys are their source text: `no:` stays "no", not False
+                return (_MERGE if value == "<<" else value), 1
+            tag = _resolve_plain(value)
+        elif tag not in _SCALAR_TAGS:
+            raise YamlProblem(mark, f"tag '{tag.replace(_TAG, '!!')}' is not allowed; entries use plain YAML values only")
+        if tag == _TAG + "merge":
+            raise YamlProblem(mark, "merge keys ('<<') are not supported; write the fields out")
+        return _construct(tag, value, mark, is_key), 1
+
+    def _check_tag(self, event: yaml.Event, kind: str) -> None:
+        if event.tag not in (None, "!", _TAG + kind):
+            raise YamlProblem(_mark(event.start_mark), f"tag '{event.tag.replace(_TAG, '!!')}' is not allowed; entries use plain YAML values only")
+
+
+_MERGE = object()
+
+
+def _resolve_plain(value: str) -> str:
+    for tag, pattern in _IMPLICIT_RESOLVERS.get(value[:1] if value else "", ()):
+        if pattern.match(value):
+            return tag
+    return _TAG + "str"
+
+
+def _construct(tag: str, value: str, mark: Mark, is_key: bool) -> Any:
+    name = tag[len(_TAG):]
+    if name in ("str", "timestamp") or is_key:
+        # Dates stay text: the entry model checks them strictly as YYYY-MM-DD.
+        return value
+    try:
+        node = yaml.ScalarNode(tag, value)
+        if name == "null":
+            return _CONSTRUCTOR.construct_yaml_null(node)
+        if name == "bool":
+            return _CONSTRUCTOR.construct_yaml_bool(node)
+        if name == "int":
+            return _CONSTRUCTOR.construct_yaml_int(node)
+        if name == "float":
+            return _CONSTRUCTOR.construct_yaml_float(node)
+    except (ValueError, KeyError, yaml.YAMLError):
+        raise YamlProblem(mark, f"'{value}' is not a valid !!{name}") from None
+    raise YamlProblem(mark, f"tag '!!{name}' is not allowed")  # pragma: no cover
+
+
+def _syntax_problem(error: yaml.MarkedYAMLError, text: str) -> YamlProblem:
+    mark = error.problem_mark or error.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    if mark is not None and _tab_at(text, mark.line, mark.column):
+        return YamlProblem(Mark(line, column), "tab character in indentation; YAML allows only spaces there")
+    parts = [part for part in (error.context, error.problem) if part]
+    message = "; ".join(parts) if parts else "invalid YAML"
+    return YamlProblem(Mark(line, column), f"invalid YAML: {message}")
+
+
+def _reader_problem(error: yaml.reader.ReaderError, text: str) -> YamlProblem:
+    position = min(max(error.position, 0), len(text))
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    character = error.character if isinstance(error.character, str) else chr(error.character)
+    return YamlProblem(Mark(line, column), f"character U+{ord(character):04X} is not allowed in YAML; remove it")
+
+
+def _tab_at(text: str, line: int, column: int) -> bool:
+    """True when the error sits in a line whose indentation holds a tab."""
+    lines = text.split("\n", line + 1)
+    if line >= len(lines):
+        return False
+    current = lines[line]
+    indentation = current[: len(current) - len(current.lstrip(" \t-"))]
+    return "\t" in indentation or current[column:column + 1] == "\t"
+
+
+def _field_of(stack: list[_Container], key: str) -> str:
+    """The dotted path of `key` in the mapping at the top of `stack`."""
+    parts: list[str] = []
+    for below, above in zip(stack, stack[1:]):
+        container = below.value
+        if isinstance(container, LocatedList):
+            parts.append(f"[{len(container)}]")
+        else:
+            parts.append(f".{below.pending_key}")
+    parts.append(f".{key}")
+    return "".join(parts).lstrip(".")

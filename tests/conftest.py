@@ -1,0 +1,79 @@
+"""Shared fixtures: small, real corpora written as YAML text into temporary folders."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+TAXONOMY = """\
+categories:
+  memory:
+    title: Memory
+    description: Out-of-memory errors.
+  performance:
+    title: Performance
+    description: Slow runs.
+tags:
+  deepspeed:
+    title: DeepSpeed
+    group: Frameworks
+    description: DeepSpeed.
+    aliases: [deep-speed]
+  zero-3:
+    title: ZeRO-3
+    group: Techniques
+    aliases: [zero3]
+  oom:
+    title: Out of memory
+    group: Symptoms
+"""
+
+
+def entry_yaml(entry_id: str = "cuda-oom-example", **overrides: str) -> str:
+    """A valid entry as YAML text; `overrides` replace whole top-level fields (YAML text)."""
+    fields = {
+        "id": entry_id,
+        "title": "CUDA out of memory in the example",
+        "summary": "The example runs out of GPU memory.",
+        "category": "memory",
+        "severity": "high",
+        "tags": "[deepspeed, oom]",
+        "mechanism": "The allocator cannot find a free block.",
+        "causes": "\n  - id: big-batch\n    text: The batch is too large.\n  - id: prefetch\n    text: Prefetch holds too much.",
+        "symptoms": "\n  - symptom: OOM on the first step.\n    cause: big-batch\n  - symptom: Smaller batches do not help.\n    cause: prefetch",
+        "signatures": (
+            "\n  - literal: \"CUDA out of memory.\""
+            "\n  - regex: 'Tried to allocate [0-9.]+ [KMG]iB'"
+            "\n    examples:"
+            "\n      - \"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\""
+        ),
+        "affected": "[PyTorch]",
+        "confirm": "\n  - Run with a batch of one.",
+        "fix": "\n  summary: Lower the batch size.",
+        "references": "\n  - title: CUDA semantics\n    url: https://pytorch.org/docs/stable/notes/cuda.html",
+        "reviewed": "2026-11-29",
+    }
+    fields.update(overrides)
+    return "".join(f"{key}: {value}\n" for key, value in fields.items() if value is not None)
+
+
+class Corpus:
+    def __init__(self, root: Path):
+        self.root = root
+        self.write("taxonomy.yaml", TAXONOMY)
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text) if text.startswith("\n") else text, encoding="utf-8")
+        return path
+
+    def entry(self, entry_id: str = "cuda-oom-example", folder: str = "memory", **overrides: str) -> Path:
+        return self.write(f"{folder}/{entry_id}.yaml", entry_yaml(entry_id, **overrides))
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Corpus:
+    return Corpus(tmp_path / "entries")

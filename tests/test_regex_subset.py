@@ -1,0 +1,63 @@
+"""The portable regex subset, on its own."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from generator.regex_subset import RegexError, check_portable
+
+PORTABLE = [
+    r"Tried to allocate [0-9.]+ [KMG]iB",
+    r"(?:[0-9]{1,3}\.){3}[0-9]{1,3}",
+    r"torch\.cuda\.OutOfMemoryError",
+    r"^\[rank[0-9]+\]:",
+    r"(?:an )?illegal memory access",
+    r"x[-a-z_]+y",
+    r"\bncclInternalError\b",
+    r"(?:ab|cd)+x",
+    r"a\{3\}",
+    r"caf\xe9|café",
+    r"[^ ]+\.so: undefined symbol: _Z[A-Za-z0-9_]+",
+]
+
+
+@pytest.mark.parametrize("pattern", PORTABLE)
+def test_portable_patterns_pass_and_compile_everywhere(pattern):
+    compiled = check_portable(pattern)
+    assert isinstance(compiled, re.Pattern)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"(a+)+", r"(\w+\s?)+", r"(?:\d+\.)+x", r"(?:a+){3}", r"x(?:a|ab)+", r"x(a|b|a)+", r"x(?:\w|\d)+",
+    r"(?:a?)*b", r"(?:(?:a)+)+",
+])
+def test_catastrophic_shapes_are_rejected(pattern):
+    with pytest.raises(RegexError):
+        check_portable(pattern)
+
+
+@pytest.mark.parametrize("pattern", [r"a*", r"^", r"$", r"\b", r"a|", r"(?:)", r"x?", r"(?:a*)?"])
+def test_empty_matches_are_rejected(pattern):
+    with pytest.raises(RegexError, match="empty string"):
+        check_portable(pattern)
+
+
+@pytest.mark.parametrize("pattern", [
+    r"a{,3}", r"a{", r"[]a]", r"[[:alpha:]]", r"\u00e9", r"\N{DASH}", r"\p{L}", r"(?P=x)", r"\1", r"\q",
+    r"\d{5000}", r"a{3,2}", r"*a", r"a**", "a" * 2001, "a\nb",
+])
+def test_non_portable_syntax_is_rejected(pattern):
+    with pytest.raises(RegexError):
+        check_portable(pattern)
+
+
+def test_error_names_the_position():
+    with pytest.raises(RegexError, match=r"at character 4"):
+        check_portable(r"abc(?=x)")
+
+
+def test_deep_group_nesting_is_rejected_not_crashing():
+    with pytest.raises(RegexError, match="deeper"):
+        check_portable("(" * 500 + "a" + ")" * 500)

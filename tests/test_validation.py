@@ -1,0 +1,345 @@
+"""Every rule of the entry format, each tested with real YAML text."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.loading import load_encyclopedia
+from generator.problems import Problem
+
+from .conftest import entry_yaml
+
+
+def check(corpus) -> list[Problem]:
+    return load_encyclopedia(corpus.root).problems
+
+
+def source_at(problem: Problem) -> str:
+    """The source text from the problem's line and column on."""
+    with open(problem.path, encoding="utf-8") as handle:
+        line = handle.read().split("\n")[problem.line - 1]
+    return line[problem.column - 1:]
+
+
+def only(corpus) -> Problem:
+    problems = check(corpus)
+    assert len(problems) == 1, [p.format() for p in problems]
+    return problems[0]
+
+
+def test_valid_corpus_loads(corpus):
+    corpus.entry()
+    result = load_encyclopedia(corpus.root)
+    assert result.problems == []
+    assert list(result.encyclopedia.entries) == ["cuda-oom-example"]
+    assert result.encyclopedia.sources["cuda-oom-example"] == "memory/cuda-oom-example.yaml"
+
+
+def test_error_names_file_line_column_and_field(corpus):
+    corpus.entry(severity="huge")
+    problem = only(corpus)
+    assert problem.path.endswith("entries/memory/cuda-oom-example.yaml")
+    assert (problem.line, problem.column, problem.field) == (5, 11, "severity")
+    assert source_at(problem) == "huge"
+    assert "low" in problem.message and "'huge'" in problem.message
+
+
+@pytest.mark.parametrize("field", ["id", "title", "summary", "category", "severity", "tags", "mechanism",
+                                   "causes", "symptoms", "affected", "confirm", "fix", "references", "reviewed"])
+def test_required_fields(corpus, field):
+    corpus.entry(**{field: None})
+    problem = only(corpus)
+    assert problem.field == field
+    assert "missing" in problem.message
+    assert (problem.line, problem.column) == (1, 1)
+
+
+def test_unknown_key_suggests_the_right_one(corpus):
+    corpus.write("memory/cuda-oom-example.yaml", entry_yaml() + "symtoms: []\n")
+    problem = only(corpus)
+    assert problem.field == "symtoms"
+    assert "did you mean 'symptoms'" in problem.message
+    assert problem.column == 1
+
+
+def test_nested_unknown_key(corpus):
+    corpus.entry(fix="\n  summary: Lower it.\n  stepz: [a]")
+    problem = only(corpus)
+    assert problem.field == "fix.stepz" and "did you mean 'steps'" in problem.message
+
+
+@pytest.mark.parametrize("value,expected", [
+    ("''", "must not be empty"),
+    ("'   '", "must not be empty"),
+    ("null", "null"),
+    ("~", "null"),
+    ("123", "put it in quotes"),
+    ("yes", "put it in quotes"),
+    ("[a, b]", "expected text"),
+])
+def test_text_fields_are_non_empty_strings(corpus, value, expected):
+    corpus.entry(title=value)
+    problem = only(corpus)
+    assert problem.field == "title" and expected in problem.message
+
+
+def test_colon_in_list_item_explains_quoting(corpus):
+    corpus.entry(confirm="\n  - Look for: the message")
+    problem = only(corpus)
+    assert problem.field == "confirm[0]" and "quote the text" in problem.message
+
+
+@pytest.mark.parametrize("field,value", [
+    ("observations", "[]"), ("observations", "null"), ("description", "''"), ("prevention", "~"),
+    ("signatures", "[]"), ("related", "[]"), ("former_ids", "[]"), ("faq", "null"),
+])
+def test_optional_fields_are_left_out_not_empty(corpus, field, value):
+    corpus.entry(**{field: value})
+    problem = only(corpus)
+    assert problem.field == field
+
+
+@pytest.mark.parametrize("field", ["tags", "causes", "symptoms", "affected", "confirm", "references"])
+def test_required_lists_need_an_item(corpus, field):
+    corpus.entry(**{field: "[]"})
+    assert only(corpus).field == field
+
+
+@pytest.mark.parametrize("bad_id", ["CUDA-oom", "cuda--oom", "-cuda", "cuda_oom", "cuda oom", "a" * 81, "oom-"])
+def test_id_format(corpus, bad_id):
+    corpus.write("memory/x.yaml", entry_yaml(f"'{bad_id}'"))
+    messages = [p.message for p in check(corpus) if p.field == "id"]
+    assert any("not a valid key" in message or "longer than 80" in message for message in messages)
+
+
+def test_id_must_equal_file_stem(corpus):
+    corpus.write("memory/other-name.yaml", entry_yaml("cuda-oom-example"))
+    problem = only(corpus)
+    assert problem.field == "id" and "other-name.yaml" in problem.message
+
+
+def test_duplicate_ids_name_both_files(corpus):
+    corpus.entry(folder="memory")
+    corpus.entry(folder="performance")
+    problems = check(corpus)
+    assert len(problems) == 2
+    assert "performance/cuda-oom-example.yaml" in problems[0].message
+    assert "memory/cuda-oom-example.yaml" in problems[1].message
+
+
+def test_severity_enum(corpus):
+    corpus.entry(severity="High")
+    assert only(corpus).field == "severity"
+
+
+def test_cause_reference_must_exist(corpus):
+    corpus.entry(symptoms="\n  - symptom: OOM.\n    cause: big-batchh")
+    problem = only(corpus)
+    assert problem.field == "symptoms[0].cause"
+    assert "did you mean 'big-batch'" in problem.message
+    assert source_at(problem) == "big-batchh"
+
+
+def test_cause_ids_unique(corpus):
+    corpus.entry(causes="\n  - id: a\n    text: A.\n  - id: a\n    text: B.",
+                 symptoms="\n  - symptom: S.\n    cause: a")
+    assert only(corpus).field == "causes[1].id"
+
+
+def test_unknown_tag_suggests_alias_first(corpus):
+    corpus.entry(tags="[zero3]")
+    problem = only(corpus)
+    assert problem.field == "tags[0]" and "did you mean 'zero-3'" in problem.message
+
+
+def test_unknown_tag_suggests_closest_key(corpus):
+    corpus.entry(tags="[deepspeeed]")
+    assert "did you mean 'deepspeed'" in only(corpus).message
+
+
+def test_unknown_category(corpus):
+    corpus.entry(category="memroy")
+    problem = only(corpus)
+    assert problem.field == "category" and "did you mean 'memory'" in problem.message
+
+
+@pytest.mark.parametrize("url", ["ftp://example.org/x", "/docs/page", "javascript:alert(1)", "https://", "example.org",
+                                 "'https://exa mple.org'"])
+def test_reference_urls_are_absolute_http(corpus, url):
+    corpus.entry(references=f"\n  - title: T\n    url: {url}")
+    assert only(corpus).field == "references[0].url"
+
+
+@pytest.mark.parametrize("value", ["2026-02-30", "2026-13-01", "'2026-1-5'", "2026-11-29 10:00:00", "2026-11-29T10:00:00Z",
+                                   "yesterday", "20261129"])
+def test_reviewed_is_a_real_calendar_date(corpus, value):
+    corpus.entry(reviewed=value)
+    assert only(corpus).field == "reviewed"
+
+
+def test_reviewed_quoted_date_is_fine(corpus):
+    corpus.entry(reviewed="'2024-02-29'")
+    assert check(corpus) == []
+
+
+def test_related_resolves_ids_and_former_ids(corpus):
+    corpus.entry("a-entry", related="\n  - id: old-b\n    relation: causes")
+    corpus.entry("b-entry", former_ids="[old-b]")
+    result = load_encyclopedia(corpus.root)
+    assert result.problems == []
+    links = result.encyclopedia.links
+    assert [(l.target, l.relation, l.declared) for l in links["b-entry"]] == [("a-entry", "caused-by", False)]
+
+
+def test_related_unknown_id(corpus):
+    corpus.entry("a-entry", related="\n  - id: b-entri\n    relation: similar")
+    corpus.entry("b-entry")
+    problem = only(corpus)
+    assert problem.field == "related[0].id" and "did you mean 'b-entry'" in problem.message
+
+
+def test_related_to_itself(corpus):
+    corpus.entry("a-entry", related="\n  - id: a-entry\n    relation: similar")
+    assert "itself" in only(corpus).message
+
+
+def test_related_to_itself_via_former_id(corpus):
+    corpus.entry("a-entry", former_ids="[old-a]", related="\n  - id: old-a\n    relation: similar")
+    assert "itself" in only(corpus).message
+
+
+def test_related_twice(corpus):
+    corpus.entry("a-entry", related="\n  - id: b-entry\n    relation: similar\n  - id: b-entry\n    relation: causes")
+    corpus.entry("b-entry")
+    assert only(corpus).field == "related[1].id"
+
+
+def test_related_twice_through_former_id(corpus):
+    corpus.entry("a-entry", related="\n  - id: b-entry\n    relation: similar\n  - id: old-b\n    relation: causes")
+    corpus.entry("b-entry", former_ids="[old-b]")
+    assert only(corpus).field == "related[1].id"
+
+
+def test_relation_kind_enum(corpus):
+    corpus.entry("a-entry", related="\n  - id: b-entry\n    relation: parent")
+    corpus.entry("b-entry")
+    assert only(corpus).field == "related[0].relation"
+
+
+def test_former_id_colliding_with_an_id(corpus):
+    corpus.entry("a-entry", former_ids="[b-entry]")
+    corpus.entry("b-entry")
+    assert only(corpus).field == "former_ids[0]"
+
+
+def test_former_id_claimed_twice(corpus):
+    corpus.entry("a-entry", former_ids="[old]")
+    corpus.entry("b-entry", former_ids="[old]")
+    assert only(corpus).field == "former_ids[0]"
+
+
+# -- signatures --------------------------------------------------------------------------
+
+
+def sig(corpus, text: str) -> Problem:
+    corpus.entry(signatures=text)
+    return only(corpus)
+
+
+def test_literal_must_be_non_empty(corpus):
+    assert sig(corpus, "\n  - literal: ''").field == "signatures[0].literal"
+
+
+def test_regex_needs_examples(corpus):
+    problem = sig(corpus, "\n  - regex: 'abc'")
+    assert problem.field == "signatures[0].examples" and "missing" in problem.message
+
+
+def test_regex_must_match_its_examples(corpus):
+    problem = sig(corpus, "\n  - regex: 'abc [0-9]+'\n    examples: ['abc 12', 'abc x']")
+    assert problem.field == "signatures[0].examples[1]"
+    assert source_at(problem).startswith("'abc x'")
+
+
+def test_literal_examples_must_contain_it(corpus):
+    problem = sig(corpus, "\n  - literal: 'abc'\n    examples: ['xyz']")
+    assert problem.field == "signatures[0].examples[0]"
+
+
+def test_signature_needs_one_kind(corpus):
+    assert "exactly one" in sig(corpus, "\n  - note: only a note").message
+
+
+def test_signature_with_both_kinds(corpus):
+    assert "exactly one" in sig(corpus, "\n  - literal: a\n    regex: b\n    examples: [ab]").message
+
+
+@pytest.mark.parametrize("pattern,reason", [
+    ("(a+)+b", "nested quantifiers"),
+    ("(a*)*b", "empty string"),
+    ("x(a|a)*", "same character"),
+    ("a*", "empty string"),
+    ("(?=a)b", "look-ahead"),
+    ("(?<=a)b", "look-behind"),
+    ("(?P<n>a)", "named groups"),
+    ("(a)\\\\1", "back-references"),
+    ("(?i)abc", "inline flags"),
+    ("\\\\Aabc", r"'\A'"),
+    ("abc\\\\Z", r"'\Z'"),
+    ("(?>abc)", "atomic"),
+    ("a++", "possessive"),
+    ("(?#note)abc", "comments"),
+    ("[abc", "missing ']'"),
+    ("abc(", "missing ')'"),
+])
+def test_regex_portable_subset(corpus, pattern, reason):
+    problem = sig(corpus, f'\n  - regex: "{pattern}"\n    examples: ["abc aab b"]')
+    assert problem.field == "signatures[0].regex"
+    assert reason in problem.message
+
+
+def test_bounded_repeat_is_fine(corpus):
+    corpus.entry(signatures="\n  - regex: '(?:[0-9]{1,3}\\.){3}[0-9]{1,3}'\n    examples: ['peer 10.0.0.12 closed']")
+    assert check(corpus) == []
+
+
+def test_a_broken_file_does_not_hide_others(corpus):
+    corpus.write("memory/broken.yaml", "id: [unclosed\n")
+    corpus.entry(severity="huge")
+    problems = check(corpus)
+    assert {p.path.rsplit("/", 1)[-1] for p in problems} == {"broken.yaml", "cuda-oom-example.yaml"}
+
+
+def test_yml_extension_is_reported(corpus):
+    corpus.write("memory/x.yml", entry_yaml("x"))
+    assert "rename" in only(corpus).message
+
+
+def test_missing_taxonomy(corpus):
+    (corpus.root / "taxonomy.yaml").unlink()
+    corpus.entry()
+    problem = only(corpus)
+    assert problem.path.endswith("taxonomy.yaml")
+
+
+def test_taxonomy_errors_are_located(corpus):
+    corpus.write("taxonomy.yaml", "categories:\n  Memory:\n    title: M\ntags:\n  oom:\n    titel: O\n")
+    fields = {p.field for p in check(corpus)}
+    assert "categories.Memory" in fields and "tags.oom.titel" in fields
+
+
+def test_alias_that_is_a_tag_is_an_error(corpus):
+    corpus.write("taxonomy.yaml", "categories:\n  memory:\n    title: M\ntags:\n  oom:\n    title: O\n    aliases: [oom2]\n  oom2:\n    title: O2\n")
+    assert only(corpus).field == "tags.oom.aliases[0]"
+
+
+def test_placeholders_from_new_fail(corpus):
+    corpus.entry(title="'TODO: the title'", category="TODO")
+    fields = {p.field: p.message for p in check(corpus)}
+    assert "placeholder" in fields["title"] and "placeholder" in fields["category"]
+
+
+def test_raw_values_stay_text(corpus):
+    corpus.entry(tags="[oom, deepspeed]", title="'<script>alert(1)</script>'")
+    result = load_encyclopedia(corpus.root)
+    assert result.encyclopedia.entries["cuda-oom-example"].title == "<script>alert(1)</script>"
