@@ -7,6 +7,8 @@ in one list; a broken file never hides the errors of the others.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,8 +64,26 @@ def display_path(entries_arg: str, path: Path, entries_dir: Path) -> str:
     return relative if entries_arg in ("", ".") else f"{entries_arg.rstrip('/')}/{relative}"
 
 
+@contextlib.contextmanager
+def _gc_paused():
+    """Loading creates millions of small objects and no reference cycles; the
+    cyclic collector would rescan the growing heap again and again (a quarter
+    of the time at 2,000 entries)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_encyclopedia(entries_arg: str | os.PathLike) -> LoadResult:
-    entries_arg = os.fspath(entries_arg)
+    with _gc_paused():
+        return _load(os.fspath(entries_arg))
+
+
+def _load(entries_arg: str) -> LoadResult:
     entries_dir = Path(entries_arg)
     files = entry_files(entries_dir)
     problems: list[Problem] = []

@@ -17,6 +17,7 @@ Grammar (anything else is an error naming the position)::
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -194,7 +195,7 @@ class _Parser:
             return Assertion()
         if char == "\\":
             return self._escape(in_class=False)
-        return Chars(frozenset({_code(char)}))
+        return _single(char)
 
     def _group(self):
         start = self.pos
@@ -242,7 +243,7 @@ class _Parser:
         if char in _NOT_PORTABLE_ESCAPES:
             raise RegexError(_NOT_PORTABLE_ESCAPES[char], start)
         if char.isascii() and not char.isalnum():
-            return Chars(frozenset({_code(char)}))  # an escaped punctuation mark is itself
+            return _single(char)  # an escaped punctuation mark is itself
         raise RegexError(f"unknown escape '\\{char}'", start)
 
     def _class(self) -> frozenset[int]:
@@ -288,6 +289,11 @@ def _code(char: str) -> int:
     return min(ord(char), OTHER)
 
 
+@functools.lru_cache(maxsize=None)
+def _single(char: str) -> Chars:
+    return Chars(frozenset({_code(char)}))
+
+
 # -- analysis -------------------------------------------------------------------
 
 
@@ -322,15 +328,19 @@ def _first(node) -> frozenset[int]:
 
 
 def _walk(node):
-    yield node
-    children = (
-        node.items if isinstance(node, Sequence)
-        else node.branches if isinstance(node, Alternation)
-        else [node.body] if isinstance(node, Repeat)
-        else []
-    )
-    for child in children:
-        yield from _walk(child)
+    """The structural nodes under `node` (itself included); single characters are skipped."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, Sequence):
+            pending.extend(current.items)
+        elif isinstance(current, Alternation):
+            pending.extend(current.branches)
+        elif isinstance(current, Repeat):
+            pending.append(current.body)
+        else:
+            continue
+        yield current
 
 
 def _check_backtracking(tree) -> None:
@@ -360,8 +370,12 @@ def _branches_overlap(alternation: Alternation) -> bool:
 # -- the public check -----------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=None)
 def check_portable(pattern: str) -> re.Pattern[str]:
-    """Return the compiled Python pattern, or raise `RegexError` saying what to change."""
+    """Return the compiled Python pattern, or raise `RegexError` saying what to change.
+
+    Cached: validation asks for each pattern more than once, and a corpus holds
+    thousands of them."""
     if not isinstance(pattern, str) or not pattern:
         raise RegexError("the pattern is empty")
     if len(pattern) > MAX_PATTERN_LENGTH:

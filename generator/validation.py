@@ -58,10 +58,11 @@ class Located:
         self.data = data
 
     def problem(self, loc: Loc, message: str, at_key: bool = False) -> Problem:
-        mark = self.mark(loc, at_key)
-        return Problem(self.path, mark.line, mark.column, field_path(loc), message)
+        line, column = self.mark(loc, at_key)
+        return Problem(self.path, line, column, field_path(loc), message)
 
     def mark(self, loc: Loc, at_key: bool = False) -> Mark:
+        """The position of the deepest part of `loc` that exists in the source."""
         node: Any = self.data
         mark = self.data.mark
         for position, part in enumerate(loc):
@@ -74,7 +75,7 @@ class Located:
                 node = node[part]
             else:
                 break
-        return mark
+        return Mark(*mark)
 
 
 def field_path(loc: Loc) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from yaml.constructor import SafeConstructor
@@ -36,16 +36,21 @@ MAX_DEPTH = 64
 _TAG = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_TAG + name for name in ("str", "int", "float", "bool", "null", "timestamp")}
 _IMPLICIT_RESOLVERS = Resolver.yaml_implicit_resolvers
+_RESOLVER_FIRST_CHARACTERS = frozenset(_IMPLICIT_RESOLVERS) - {""}  # others are always text
 _CONSTRUCTOR = SafeConstructor()
 
 # libyaml's C parser makes reading fast; only its event parser is used (see above).
 _Parser = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass(frozen=True, slots=True)
-class Mark:
+class Mark(NamedTuple):
     line: int  # 1-based
     column: int  # 1-based
+
+
+# Inside the tree, positions are plain (line, column) tuples: building millions of
+# them is the hot path. `Mark` gives them names at the edges.
+Position = tuple[int, int]
 
 
 class LocatedDict(dict):
@@ -53,11 +58,11 @@ class LocatedDict(dict):
 
     __slots__ = ("mark", "key_marks", "value_marks")
 
-    def __init__(self, mark: Mark):
+    def __init__(self, mark: Position):
         super().__init__()
         self.mark = mark
-        self.key_marks: dict[str, Mark] = {}
-        self.value_marks: dict[str, Mark] = {}
+        self.key_marks: dict[str, Position] = {}
+        self.value_marks: dict[str, Position] = {}
 
 
 class LocatedList(list):
@@ -65,10 +70,10 @@ class LocatedList(list):
 
     __slots__ = ("mark", "item_marks")
 
-    def __init__(self, mark: Mark):
+    def __init__(self, mark: Position):
         super().__init__()
         self.mark = mark
-        self.item_marks: list[Mark] = []
+        self.item_marks: list[Position] = []
 
 
 class YamlProblem(Exception):
@@ -133,24 +138,27 @@ def _decode(raw: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _mark(event_mark: Any) -> Mark:
-    return Mark(event_mark.line + 1, event_mark.column + 1)
+def _position(event: Any) -> Position:
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1)
 
 
 class _Container:
     """A mapping or sequence under construction, on the builder's stack."""
 
-    __slots__ = ("value", "anchor", "size", "pending_key", "pending_key_mark")
+    __slots__ = ("value", "is_mapping", "anchor", "size", "pending_key", "pending_key_mark")
 
     def __init__(self, value: LocatedDict | LocatedList, anchor: str | None):
         self.value = value
+        self.is_mapping = isinstance(value, LocatedDict)
         self.anchor = anchor
         self.size = 1  # nodes, counting what aliases stand for
         self.pending_key: Any = _NO_KEY
-        self.pending_key_mark: Mark | None = None
+        self.pending_key_mark: Position | None = None
 
 
 _NO_KEY = object()
+_MERGE = object()
 
 
 class _TreeBuilder:
@@ -160,135 +168,142 @@ class _TreeBuilder:
         self.anchors: dict[str, tuple[Any, int]] = {}  # anchor -> (value, size)
         self.expanded = 0
         self.stack: list[_Container] = []
+        self.top: _Container | None = None  # self.stack[-1], kept at hand
         self.root: Any = _NO_KEY
+        self.root_mark: Position = (1, 1)
         self.documents = 0
+        self.dispatch = {
+            yaml.ScalarEvent: self._on_scalar,
+            yaml.MappingStartEvent: self._on_mapping_start,
+            yaml.SequenceStartEvent: self._on_sequence_start,
+            yaml.MappingEndEvent: self._on_end,
+            yaml.SequenceEndEvent: self._on_end,
+            yaml.AliasEvent: self._on_alias,
+            yaml.DocumentStartEvent: self._on_document_start,
+        }
 
     def build(self, text: str) -> LocatedDict:
         parser = _Parser(text)
+        dispatch = self.dispatch
         try:
             while True:
                 event = parser.get_event()
-                if event is None or isinstance(event, yaml.StreamEndEvent):
+                if event is None or type(event) is yaml.StreamEndEvent:
                     break
-                self._handle(event)
+                handler = dispatch.get(type(event))
+                if handler is not None:
+                    handler(event)
         except yaml.MarkedYAMLError as error:
             raise _syntax_problem(error, text) from None
         except yaml.reader.ReaderError as error:  # a character YAML does not allow
             raise _reader_problem(error, text) from None
         finally:
-            dispose = getattr(parser, "dispose", None)
-            if dispose:
-                dispose()
+            parser.dispose()
         if self.root is _NO_KEY or self.root is None:
             raise YamlProblem(Mark(1, 1), "file is empty; an entry is a YAML mapping of fields")
         if not isinstance(self.root, LocatedDict):
-            raise YamlProblem(self._root_mark, "the top level must be a mapping of fields (key: value)")
+            raise YamlProblem(Mark(*self.root_mark), "the top level must be a mapping of fields (key: value)")
         return self.root
 
     # -- events ---------------------------------------------------------------
 
-    def _handle(self, event: yaml.Event) -> None:
-        if isinstance(event, yaml.ScalarEvent):
-            self._add(*self._scalar(event), _mark(event.start_mark), event.anchor)
-        elif isinstance(event, yaml.MappingStartEvent):
-            self._check_tag(event, "map")
-            self._open(LocatedDict(_mark(event.start_mark)), event)
-        elif isinstance(event, yaml.SequenceStartEvent):
-            self._check_tag(event, "seq")
-            self._open(LocatedList(_mark(event.start_mark)), event)
-        elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            container = self.stack.pop()
-            if isinstance(container.value, LocatedDict) and container.pending_key is not _NO_KEY:
-                raise YamlProblem(container.value.mark, "mapping ends with a key that has no value")
-            if container.anchor is not None:
-                self.anchors[container.anchor] = (container.value, container.size)
-            self._add(container.value, container.size, container.value.mark, None)
-        elif isinstance(event, yaml.AliasEvent):
-            self._alias(event)
-        elif isinstance(event, yaml.DocumentStartEvent):
-            self.documents += 1
-            if self.documents > 1:
-                raise YamlProblem(_mark(event.start_mark), "a second YAML document ('---'); one file holds one entry")
+    def _on_scalar(self, event: yaml.ScalarEvent) -> None:
+        tag = event.tag
+        value = event.value
+        top = self.top
+        is_key = top is not None and top.is_mapping and top.pending_key is _NO_KEY
+        if tag is None or tag == "!":
+            if event.style or tag == "!":
+                pass  # quoted and block scalars are always text
+            elif is_key:
+                if value == "<<":  # keys are their source text: `no:` stays "no", not False
+                    raise YamlProblem(Mark(*_position(event)), "merge keys ('<<') are not supported; write the fields out")
+            elif not value:
+                value = None  # `key:` with nothing after it
+            elif value[0] in _RESOLVER_FIRST_CHARACTERS:
+                value = _construct(_resolve_plain(value), value, _position(event))
+        elif tag in _SCALAR_TAGS:
+            if not is_key:
+                value = _construct(tag, value, _position(event))
+        else:
+            raise YamlProblem(Mark(*_position(event)), _tag_message(tag))
+        if event.anchor is not None:
+            self.anchors[event.anchor] = (value, 1)
+        self._add(value, 1, _position(event))
 
-    def _open(self, value: LocatedDict | LocatedList, event: yaml.Event) -> None:
+    def _on_mapping_start(self, event: yaml.MappingStartEvent) -> None:
+        self._open(LocatedDict(_position(event)), event, "map")
+
+    def _on_sequence_start(self, event: yaml.SequenceStartEvent) -> None:
+        self._open(LocatedList(_position(event)), event, "seq")
+
+    def _open(self, value: LocatedDict | LocatedList, event: Any, kind: str) -> None:
+        if event.tag not in (None, "!", _TAG + kind):
+            raise YamlProblem(Mark(*value.mark), _tag_message(event.tag))
         if len(self.stack) >= MAX_DEPTH:
-            raise YamlProblem(value.mark, f"nested deeper than {MAX_DEPTH} levels")
-        self.stack.append(_Container(value, event.anchor))
+            raise YamlProblem(Mark(*value.mark), f"nested deeper than {MAX_DEPTH} levels")
+        self.top = _Container(value, event.anchor)
+        self.stack.append(self.top)
 
-    def _alias(self, event: yaml.AliasEvent) -> None:
-        mark = _mark(event.start_mark)
+    def _on_end(self, event: Any) -> None:
+        container = self.stack.pop()
+        self.top = self.stack[-1] if self.stack else None
+        if container.is_mapping and container.pending_key is not _NO_KEY:
+            raise YamlProblem(Mark(*container.value.mark), "mapping ends with a key that has no value")
+        if container.anchor is not None:
+            self.anchors[container.anchor] = (container.value, container.size)
+        self._add(container.value, container.size, container.value.mark)
+
+    def _on_alias(self, event: yaml.AliasEvent) -> None:
+        mark = _position(event)
         if event.anchor not in self.anchors:
-            raise YamlProblem(mark, f"alias '*{event.anchor}' refers to no finished anchor (undefined, or used inside itself)")
+            raise YamlProblem(Mark(*mark), f"alias '*{event.anchor}' refers to no finished anchor (undefined, or used inside itself)")
         value, size = self.anchors[event.anchor]
         self.expanded += size
         if self.expanded > MAX_ALIAS_EXPANSION:
-            raise YamlProblem(mark, f"aliases expand to more than {MAX_ALIAS_EXPANSION} values; write the content out instead")
-        self._add(value, size, mark, None)
+            raise YamlProblem(Mark(*mark), f"aliases expand to more than {MAX_ALIAS_EXPANSION} values; write the content out instead")
+        self._add(value, size, mark)
 
-    def _add(self, value: Any, size: int, mark: Mark, anchor: str | None) -> None:
-        if anchor is not None:
-            self.anchors[anchor] = (value, size)
-        if not self.stack:
+    def _on_document_start(self, event: yaml.DocumentStartEvent) -> None:
+        self.documents += 1
+        if self.documents > 1:
+            raise YamlProblem(Mark(*_position(event)), "a second YAML document ('---'); one file holds one entry")
+
+    def _add(self, value: Any, size: int, mark: Position) -> None:
+        parent = self.top
+        if parent is None:
             self.root = value
-            self._root_mark = mark
+            self.root_mark = mark
             return
-        parent = self.stack[-1]
         parent.size += size
         container = parent.value
-        if isinstance(container, LocatedList):
+        if not parent.is_mapping:
             container.append(value)
             container.item_marks.append(mark)
         elif parent.pending_key is _NO_KEY:
-            parent.pending_key = self._key(value, mark, container)
+            if isinstance(value, (LocatedDict, LocatedList)):
+                raise YamlProblem(Mark(*mark), "a key must be plain text, not a mapping or a list")
+            parent.pending_key = value
             parent.pending_key_mark = mark
         else:
             key = parent.pending_key
             parent.pending_key = _NO_KEY
             if key in container:
-                first = container.key_marks[key]
-                self.problems.append(Problem(
-                    self.display_path, parent.pending_key_mark.line, parent.pending_key_mark.column,
-                    _field_of(self.stack, key),
-                    f"duplicate key '{key}' (first at line {first.line}); YAML keeps only one, so remove or merge them",
-                ))
+                self._duplicate_key(key, container.key_marks[key], parent.pending_key_mark)
                 return
             container[key] = value
             container.key_marks[key] = parent.pending_key_mark
             container.value_marks[key] = mark
 
-    def _key(self, value: Any, mark: Mark, container: LocatedDict) -> str:
-        if isinstance(value, (LocatedDict, LocatedList)):
-            raise YamlProblem(mark, "a key must be plain text, not a mapping or a list")
-        if value is _MERGE:
-            raise YamlProblem(mark, "merge keys ('<<') are not supported; write the fields out")
-        return value
-
-    # -- scalars --------------------------------------------------------------
-
-    def _scalar(self, event: yaml.ScalarEvent) -> tuple[Any, int]:
-        mark = _mark(event.start_mark)
-        tag = event.tag
-        value = event.value
-        parent = self.stack[-1] if self.stack else None
-        is_key = parent is not None and isinstance(parent.value, LocatedDict) and parent.pending_key is _NO_KEY
-        if tag in (None, "!"):
-            if event.style or tag == "!":  # quoted or block scalars are always text
-                return value, 1
-            if is_key:  # keys are their source text: `no:` stays "no", not False
-                return (_MERGE if value == "<<" else value), 1
-            tag = _resolve_plain(value)
-        elif tag not in _SCALAR_TAGS:
-            raise YamlProblem(mark, f"tag '{tag.replace(_TAG, '!!')}' is not allowed; entries use plain YAML values only")
-        if tag == _TAG + "merge":
-            raise YamlProblem(mark, "merge keys ('<<') are not supported; write the fields out")
-        return _construct(tag, value, mark, is_key), 1
-
-    def _check_tag(self, event: yaml.Event, kind: str) -> None:
-        if event.tag not in (None, "!", _TAG + kind):
-            raise YamlProblem(_mark(event.start_mark), f"tag '{event.tag.replace(_TAG, '!!')}' is not allowed; entries use plain YAML values only")
+    def _duplicate_key(self, key: str, first: Position, again: Position) -> None:
+        self.problems.append(Problem(
+            self.display_path, again[0], again[1], _field_of(self.stack, key),
+            f"duplicate key '{key}' (first at line {first[0]}); YAML keeps only one, so remove or merge them",
+        ))
 
 
-_MERGE = object()
+def _tag_message(tag: str) -> str:
+    return f"tag '{tag.replace(_TAG, '!!')}' is not allowed; entries use plain YAML values only"
 
 
 def _resolve_plain(value: str) -> str:
@@ -298,9 +313,9 @@ def _resolve_plain(value: str) -> str:
     return _TAG + "str"
 
 
-def _construct(tag: str, value: str, mark: Mark, is_key: bool) -> Any:
+def _construct(tag: str, value: str, mark: Position) -> Any:
     name = tag[len(_TAG):]
-    if name in ("str", "timestamp") or is_key:
+    if name in ("str", "timestamp"):
         # Dates stay text: the entry model checks them strictly as YYYY-MM-DD.
         return value
     try:
@@ -314,8 +329,10 @@ def _construct(tag: str, value: str, mark: Mark, is_key: bool) -> Any:
         if name == "float":
             return _CONSTRUCTOR.construct_yaml_float(node)
     except (ValueError, KeyError, yaml.YAMLError):
-        raise YamlProblem(mark, f"'{value}' is not a valid !!{name}") from None
-    raise YamlProblem(mark, f"tag '!!{name}' is not allowed")  # pragma: no cover
+        raise YamlProblem(Mark(*mark), f"'{value}' is not a valid !!{name}") from None
+    if name == "merge":
+        raise YamlProblem(Mark(*mark), "merge keys ('<<') are not supported; write the fields out")
+    raise YamlProblem(Mark(*mark), _tag_message(tag))  # pragma: no cover
 
 
 def _syntax_problem(error: yaml.MarkedYAMLError, text: str) -> YamlProblem:

@@ -25,9 +25,9 @@ def test_values_keep_their_positions():
     document = read("id: x\nfix:\n  summary: lower it\ntags:\n  - a\n  - b\n")
     assert document.problems == []
     data = document.data
-    assert data.value_marks["id"].line == 1 and data.value_marks["id"].column == 5
-    assert data["fix"].value_marks["summary"].line == 3
-    assert [mark.line for mark in data["tags"].item_marks] == [5, 6]
+    assert data.value_marks["id"] == (1, 5)
+    assert data["fix"].value_marks["summary"] == (3, 12)
+    assert [line for line, _ in data["tags"].item_marks] == [5, 6]
 
 
 def test_plain_scalars_resolve_like_yaml_but_dates_stay_text():
