@@ -1,22 +1,281 @@
-"""Render the encyclopedia into Markdown pages through the Jinja templates in `templates/`."""
+"""Render the encyclopedia into Markdown pages through the Jinja templates in `templates/`.
+
+The renderer knows nothing of MkDocs: it produces `Page`s (Markdown with front
+matter, at a source path such as ``failures/<id>.md``) and `StaticFile`s (the
+JSON API, redirects). The MkDocs plugin adds them to a build in memory;
+`python -m generator generate` writes them to a folder for any other engine.
+
+Stable URLs (with directory URLs): ``failures/<id>/``, ``tags/``, ``tags/<tag>/``,
+``categories/``, ``categories/<category>/``, ``symptoms/``, ``signatures/``,
+``api/entries.json``, ``api/signatures.json``; ``failures/<former-id>/``
+redirects to the entry.
+"""
 
 from __future__ import annotations
 
+import json
+import posixpath
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
 
+from . import markdown_text
+from .encyclopedia import SEVERITY_ORDER, Encyclopedia
+from .models import KEY_PATTERN, CONTRACT_VERSION, Entry, LiteralSignature, Taxonomy, entry_json_schema
+
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+HOME = "index.md"
+TAGS_INDEX = "tags/index.md"
+CATEGORIES_INDEX = "categories/index.md"
+SYMPTOMS_INDEX = "symptoms.md"
+SIGNATURES_INDEX = "signatures.md"
+DIAGNOSE = "diagnose.md"
+ENTRY_FORMAT = "contributing/entry-format.md"
+ENTRIES_API = "api/entries.json"
+SIGNATURES_API = "api/signatures.json"
+
+
+def entry_src(entry_id: str) -> str:
+    return f"failures/{entry_id}.md"
+
+
+def tag_src(tag: str) -> str:
+    return f"tags/{tag}.md"
+
+
+def category_src(category: str) -> str:
+    return f"categories/{category}.md"
+
+
+def url_of(src_uri: str) -> str:
+    """The directory URL (relative to the site root) of a page source path."""
+    if src_uri == HOME:
+        return ""
+    stem = src_uri.removesuffix(".md")
+    return stem.removesuffix("index") if stem.endswith("/index") else stem + "/"
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    src_uri: str  # e.g. "failures/cuda-oom-forward.md"
+    markdown: str
+    edit_path: str | None = None  # the repository file behind the page, for the edit link
+
+
+@dataclass(frozen=True, slots=True)
+class StaticFile:
+    dest_uri: str  # e.g. "api/entries.json"
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class SiteOptions:
+    repo_url: str | None = None  # e.g. https://github.com/org/repo
+    edit_uri: str = "edit/main/"  # appended to repo_url, as in mkdocs.yml
+    entries_path: str = "entries"  # the entries folder, relative to the repository root
 
 
 def environment(templates_dir: Path = TEMPLATES_DIR) -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
-        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,  # the output is Markdown; entry text goes through markdown_text filters
     )
+    env.filters.update(markdown_text.FILTERS)
+    env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
+    return env
 
 
-def render_scaffold(entry_id: str, schema_path: str) -> str:
-    return environment().get_template("new-entry.yaml.j2").render(id=entry_id, schema_path=schema_path)
+def render_scaffold(entry_id: str, schema_path: str, templates_dir: Path = TEMPLATES_DIR) -> str:
+    return environment(templates_dir).get_template("new-entry.yaml.j2").render(id=entry_id, schema_path=schema_path)
+
+
+class Renderer:
+    """Renders every page of the site from one encyclopedia."""
+
+    def __init__(self, encyclopedia: Encyclopedia, options: SiteOptions = SiteOptions(),
+                 templates_dir: Path = TEMPLATES_DIR):
+        self.encyclopedia = encyclopedia
+        self.options = options
+        self.env = environment(templates_dir)
+
+    # -- what a build gets ---------------------------------------------------------
+
+    def pages(self) -> Iterator[Page]:
+        yield self.home_page()
+        yield self.format_page()
+        for entry_id in self.encyclopedia.entries:
+            yield self.entry_page(entry_id)
+        yield from self.hub_pages()
+
+    def hub_pages(self) -> Iterator[Page]:
+        """Every page that lists entries: what must be redone when any entry changes."""
+        yield self._render("tags.md.j2", TAGS_INDEX)
+        for tag in self.encyclopedia.taxonomy.tags:
+            yield self.tag_page(tag)
+        yield self._render("categories.md.j2", CATEGORIES_INDEX)
+        for category in self.encyclopedia.taxonomy.categories:
+            yield self.category_page(category)
+        yield self._render("symptoms.md.j2", SYMPTOMS_INDEX)
+        yield self._render("signatures.md.j2", SIGNATURES_INDEX)
+
+    def format_page(self) -> Page:
+        """The entry format, documented from the models' JSON Schema so the page cannot drift."""
+        return self._render("entry-format.md.j2", ENTRY_FORMAT, entry_schema=describe_schema(entry_json_schema()),
+                            taxonomy_schema=describe_schema(Taxonomy.model_json_schema()),
+                            contract_version=CONTRACT_VERSION)
+
+    def static_files(self) -> Iterator[StaticFile]:
+        yield StaticFile(ENTRIES_API, json.dumps(self.entries_api(), ensure_ascii=False, separators=(",", ":")))
+        yield StaticFile(SIGNATURES_API, json.dumps(self.signatures_api(), ensure_ascii=False, separators=(",", ":")))
+        for former, entry_id in self.encyclopedia.former_ids.items():
+            html = self.env.get_template("redirect.html.j2").render(
+                target=f"../{entry_id}/", title=self.encyclopedia.entries[entry_id].title
+            )
+            yield StaticFile(f"failures/{former}/index.html", html)
+
+    # -- pages -----------------------------------------------------------------------
+
+    def home_page(self) -> Page:
+        encyclopedia = self.encyclopedia
+        tag_counts = Counter(tag for entry in encyclopedia.entries.values() for tag in set(entry.tags))
+        recent = sorted(encyclopedia.entries.values(), key=lambda entry: (entry.reviewed, entry.id), reverse=True)
+        return self._render(
+            "home.md.j2", HOME,
+            top_tags=[tag for tag, _ in tag_counts.most_common(12)], tag_counts=tag_counts,
+            recent=recent[:8], signature_count=len(encyclopedia.signatures),
+        )
+
+    def entry_page(self, entry_id: str) -> Page:
+        entry = self.encyclopedia.entries[entry_id]
+        source = self.encyclopedia.sources[entry_id]
+        edit_path = posixpath.join(self.options.entries_path, source)
+        return self._render(
+            "entry.md.j2", entry_src(entry_id), edit_path=edit_path,
+            entry=entry, links=self.encyclopedia.links[entry_id],
+            same_category=self.encyclopedia.same_category(entry),
+            edit_url=self._edit_url(edit_path), source=edit_path,
+        )
+
+    def tag_page(self, tag: str) -> Page:
+        entries = self._ranked(self.encyclopedia.by_tag[tag])
+        return self._render("tag.md.j2", tag_src(tag), tag=tag, info=self.encyclopedia.taxonomy.tags[tag],
+                            entries=entries, related_tags=self.encyclopedia.related_tags(tag))
+
+    def category_page(self, category: str) -> Page:
+        entries = self._ranked(self.encyclopedia.by_category[category])
+        tag_counts = Counter(tag for entry in entries for tag in set(entry.tags))
+        return self._render("category.md.j2", category_src(category), category=category,
+                            info=self.encyclopedia.taxonomy.categories[category], entries=entries,
+                            tags=[tag for tag, _ in tag_counts.most_common(10)], tag_counts=tag_counts)
+
+    # -- the JSON API -------------------------------------------------------------------
+
+    def entries_api(self) -> list[dict]:
+        result = []
+        for entry in self.encyclopedia.entries.values():
+            data = entry.model_dump(mode="json", exclude_none=True)
+            data["url"] = url_of(entry_src(entry.id))
+            data["source"] = posixpath.join(self.options.entries_path, self.encyclopedia.sources[entry.id])
+            result.append(data)
+        return result
+
+    def signatures_api(self) -> list[dict]:
+        """Every signature with its entry: what the diagnose page matches logs against."""
+        entries = self.encyclopedia.entries
+        return [
+            {
+                "id": ref.entry_id, "kind": ref.kind, "pattern": ref.pattern,
+                "title": entries[ref.entry_id].title, "severity": entries[ref.entry_id].severity,
+                "url": url_of(entry_src(ref.entry_id)),
+            }
+            for ref in self.encyclopedia.signatures
+        ]
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _render(self, template: str, src_uri: str, edit_path: str | None = None, **context) -> Page:
+        markdown = self.env.get_template(template).render(
+            enc=self.encyclopedia, taxonomy=self.encyclopedia.taxonomy,
+            link=_linker(src_uri), entry_src=entry_src, tag_src=tag_src, category_src=category_src,
+            is_literal=lambda signature: isinstance(signature, LiteralSignature),
+            pages={"home": HOME, "format": ENTRY_FORMAT, "tags": TAGS_INDEX, "categories": CATEGORIES_INDEX, "symptoms": SYMPTOMS_INDEX,
+                   "signatures": SIGNATURES_INDEX, "diagnose": DIAGNOSE},
+            **context,
+        )
+        return Page(src_uri, markdown, edit_path)
+
+    def _edit_url(self, edit_path: str) -> str | None:
+        if not self.options.repo_url:
+            return None
+        base = self.options.repo_url.rstrip("/") + "/" + self.options.edit_uri.strip("/")
+        return f"{base}/{edit_path}"
+
+    @staticmethod
+    def _ranked(entries: list[Entry]) -> list[Entry]:
+        return sorted(entries, key=lambda entry: (SEVERITY_ORDER[entry.severity], entry.title.casefold()))
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaField:
+    name: str
+    required: bool
+    type: str
+    description: str
+
+
+def describe_schema(schema: dict) -> dict[str, list[SchemaField]]:
+    """The fields of each object in a JSON Schema, the root first, for the format page."""
+    objects = {schema.get("title", "Entry"): schema, **schema.get("$defs", {})}
+    described = {}
+    for name, definition in objects.items():
+        if definition.get("type") != "object" or "properties" not in definition:
+            continue
+        required = set(definition.get("required", ()))
+        described[name] = [
+            SchemaField(field, field in required, _type_of(spec), spec.get("description", ""))
+            for field, spec in definition["properties"].items()
+        ]
+    return described
+
+
+def _type_of(spec: dict) -> str:
+    """A short, readable type for a JSON Schema property."""
+    if "$ref" in spec:
+        return spec["$ref"].rsplit("/", 1)[-1]
+    if "enum" in spec:
+        return " or ".join(str(value) for value in spec["enum"])
+    if "const" in spec:
+        return str(spec["const"])
+    for key in ("anyOf", "oneOf"):
+        if key in spec:
+            return " or ".join(_type_of(option) for option in spec[key])
+    kind = spec.get("type", "any")
+    if kind == "array":
+        return f"list of {_type_of(spec.get('items', {}))}"
+    if kind == "object" and "additionalProperties" in spec:
+        return f"mapping of key to {_type_of(spec['additionalProperties'])}"
+    if kind == "string" and spec.get("format") == "date":
+        return "date (YYYY-MM-DD)"
+    if kind == "string" and spec.get("pattern") == KEY_PATTERN:
+        return "key"
+    if kind == "string" and spec.get("format") == "uri":
+        return "http(s) URL"
+    return {"string": "text"}.get(kind, kind)
+
+
+def _linker(from_src: str):
+    """A function giving the relative Markdown link from `from_src` to another page."""
+    base = posixpath.dirname(from_src) or "."
+
+    def link(to_src: str, anchor: str | None = None) -> str:
+        path = posixpath.relpath(to_src, base)
+        return f"{path}#{anchor}" if anchor else path
+
+    return link
