@@ -29,10 +29,13 @@ _SAFE_SCHEMES = {"http", "https", "mailto"}
 
 
 def _safe_destination(destination: str) -> str:
+    """Only absolute http(s) and mailto links survive. Script schemes must not run, and a
+    relative link or anchor written in an entry would point into whatever page the text
+    lands on (an entry, a hub, another engine's layout), so it becomes an inert `#`."""
     scheme = _SCHEME.match(destination)
-    if scheme and scheme.group(1).lower() not in _SAFE_SCHEMES:
-        return "#"
-    return destination
+    if scheme and scheme.group(1).lower() in _SAFE_SCHEMES:
+        return destination
+    return "#"
 
 
 def _neutralise_prose(text: str) -> str:

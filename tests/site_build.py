@@ -1,0 +1,37 @@
+"""Build a real site, with the project's own mkdocs.yml, from a folder of entries."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURE_ENTRIES = Path(__file__).resolve().parent / "fixtures" / "site" / "entries"
+
+
+def make_project(root: Path, entries: Path) -> Path:
+    """A copy of the project's site sources around `entries`; returns the mkdocs.yml path."""
+    for folder in ("docs", "overrides"):
+        shutil.copytree(REPO / folder, root / folder)
+    shutil.copytree(entries, root / "entries")
+    config = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    config = config.replace("templates: templates", f"templates: {REPO / 'templates'}")
+    (root / "mkdocs.yml").write_text(config, encoding="utf-8")
+    return root / "mkdocs.yml"
+
+
+def build(project: Path, *extra: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(project / "site"), *extra],
+        cwd=project, env=env, capture_output=True, text=True, timeout=600,
+    )
+
+
+def site_url_prefix() -> str:
+    return yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["repo_url"]

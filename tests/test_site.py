@@ -1,0 +1,222 @@
+"""A real site built from fixture entries with the project's own mkdocs.yml, checked in its HTML."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+from .site_build import FIXTURE_ENTRIES, build, make_project, site_url_prefix
+
+ENTRY_SECTIONS = [
+    "What this failure is", "Why it happens", "What you'll observe", "Symptoms and their causes",
+    "Affected systems", "How to confirm it", "Root causes", "How to fix it", "How to prevent it", "FAQ",
+    "References", "Related failures", "More Memory failures",
+]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    project = tmp_path_factory.mktemp("site-project")
+    make_project(project, FIXTURE_ENTRIES)
+    result = build(project)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return project / "site"
+
+
+def page(site: Path, path: str) -> BeautifulSoup:
+    return BeautifulSoup((site / path / "index.html").read_text(encoding="utf-8"), "html.parser")
+
+
+def article(site: Path, path: str):
+    return page(site, path).select_one("article")
+
+
+def headings(node) -> list[str]:
+    return [h.get_text(" ", strip=True).rstrip("¶").strip() for h in node.select("h2")]
+
+
+def test_entry_page_has_every_section_in_order(site):
+    body = article(site, "failures/alpha-failure")
+    assert body.select_one("h1").get_text(strip=True).startswith("Alpha failure with CUDA out of memory")
+    assert headings(body) == ENTRY_SECTIONS
+    assert "The alpha model runs out of GPU memory" in body.select_one(".admonition.abstract").get_text()
+
+
+def test_chips_link_to_hubs(site):
+    chips = article(site, "failures/alpha-failure").select(".fe-chips a")
+    targets = {a.get_text(strip=True): a["href"] for a in chips}
+    assert targets["Memory"] == "../../categories/memory/"
+    assert targets["#alpha-tag"] == "../../tags/alpha-tag/"
+    assert article(site, "failures/alpha-failure").select_one(".fe-chips .fe-severity--high")
+
+
+def test_signatures_are_copyable_code(site):
+    body = article(site, "failures/alpha-failure")
+    code = [block.get_text() for block in body.select("pre code")]
+    assert any("AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED" in text for text in code)
+    assert any(r"Tried to allocate [0-9.]+ [KMG]iB \(alpha\)" in text for text in code)
+
+
+def test_symptoms_are_paired_with_their_causes(site):
+    body = article(site, "failures/alpha-failure")
+    table = body.find("h2", id="symptoms-and-their-causes").find_next("table")
+    rows = [(tr.select("td")[0].get_text(strip=True), tr.select("td")[1].a["href"]) for tr in table.select("tbody tr")]
+    assert rows == [("OOM on the very first step.", "#cause-big-batch"),
+                    ("Smaller batches do not help.", "#cause-prefetch-buckets")]
+    for _, anchor in rows:
+        assert body.find(id=anchor[1:]) is not None
+
+
+def test_confirm_is_a_checklist_and_fix_has_tabs(site):
+    body = article(site, "failures/alpha-failure")
+    assert len(body.select(".task-list-item input[type=checkbox]")) == 2
+    labels = [label.get_text(strip=True) for label in body.select(".tabbed-labels label")]
+    assert labels == ["PyTorch", "DeepSpeed config"]
+
+
+def test_declared_and_inverse_relations(site):
+    alpha = article(site, "failures/alpha-failure")
+    rows = alpha.find("h2", id="related-failures").find_next("table").select("tbody tr")
+    assert [(r.select("td")[0].get_text(strip=True), r.select("td")[1].get_text(strip=True)) for r in rows] == [
+        ("causes", "Beta fragmentation")]
+    beta = article(site, "failures/beta-failure")
+    rows = beta.find("h2", id="related-failures").find_next("table").select("tbody tr")
+    related = {r.select("td")[1].a["href"]: r.select("td")[0].get_text(strip=True) for r in rows}
+    assert related == {"../alpha-failure/": "caused-by", "../gamma-failure/": "similar"}
+
+
+def test_edit_link_opens_the_yaml_file(site):
+    body = article(site, "failures/alpha-failure")
+    expected = f"{site_url_prefix()}/edit/main/entries/memory/alpha-failure.yaml"
+    assert expected in [a["href"] for a in body.select("a")]
+    assert page(site, "failures/alpha-failure").select_one(f'a.md-content__button[href="{expected}"]')
+
+
+def test_former_id_redirects(site):
+    html = (site / "failures" / "old-beta" / "index.html").read_text()
+    assert 'http-equiv="refresh" content="0; url=../beta-failure/"' in html
+
+
+def test_each_hub_lists_exactly_its_entries(site):
+    def listed(path: str) -> set[str]:
+        table = article(site, path).find("h2", id="compare-them-side-by-side").find_next("table")
+        return {tr.select("td")[0].a["href"].split("/")[-2] for tr in table.select("tbody tr")}
+
+    assert listed("tags/alpha-tag") == {"alpha-failure", "gamma-failure"}
+    assert listed("tags/beta-tag") == {"beta-failure"}
+    assert listed("categories/memory") == {"alpha-failure", "beta-failure"}
+    assert listed("categories/performance") == {"gamma-failure"}
+    assert article(site, "tags/unused-tag").find("table") is None
+
+
+def test_hub_comparison_columns(site):
+    table = article(site, "tags/alpha-tag").find("h2", id="compare-them-side-by-side").find_next("table")
+    assert [th.get_text(strip=True) for th in table.select("thead th")] == [
+        "Failure", "Category", "Severity", "Quick answer", "Fix"]
+
+
+def test_tags_index_groups_and_counts(site):
+    body = article(site, "tags")
+    assert headings(body) == ["Frameworks", "Symptoms"]
+    rows = {tr.select("td")[0].get_text(strip=True): tr.select("td")[1].get_text(strip=True) for tr in body.select("tbody tr")}
+    assert rows == {"Alpha tag": "2", "Beta tag": "1", "Unused tag": "0"}
+
+
+def test_symptom_index_covers_every_symptom(site):
+    body = article(site, "symptoms")
+    texts = [tr.select("td")[0].get_text(strip=True) for tr in body.select("tbody tr")]
+    assert len(texts) == 6
+    assert "A pipe | inside a symptom." in texts
+    links = [tr.select("td")[1].a["href"] for tr in body.select("tbody tr")]
+    assert "../failures/alpha-failure/#cause-big-batch" in links
+
+
+def test_signature_index_and_api(site):
+    assert "ALPHA_STATUS_ALLOC_FAILED" in article(site, "signatures").get_text()
+    signatures = json.loads((site / "api" / "signatures.json").read_text())
+    assert {"id": "alpha-failure", "kind": "literal", "pattern": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED"}.items() \
+        <= signatures[0].items()
+    entries = json.loads((site / "api" / "entries.json").read_text())
+    assert [entry["id"] for entry in entries] == ["alpha-failure", "beta-failure", "gamma-failure"]
+    assert entries[0]["url"] == "failures/alpha-failure/"
+    assert entries[1]["former_ids"] == ["old-beta"]
+
+
+def test_hostile_html_shows_as_text(site):
+    soup = page(site, "failures/gamma-failure")
+    body = soup.select_one("article")
+    body.select_one("a.md-content__button").decompose()  # the theme's edit button and its icon
+    assert body.find(["script", "iframe", "img", "svg", "style", "b", "details"]) is None
+    text = body.get_text()
+    for visible in ("<script>alert('title')</script>", "<img src=x onerror=alert('summary')>",
+                    "<iframe src='https://evil.example/'></iframe>", "<b onmouseover=alert('cause')>bold</b>"):
+        assert visible in text
+    assert "<script>alert" not in soup.title.decode() and "alert('title')" in soup.title.get_text()
+    for tag in soup.find_all(True):
+        for name, value in tag.attrs.items():
+            assert not name.lower().startswith("on"), tag
+            values = value if isinstance(value, list) else [value]
+            assert not any(str(v).strip().lower().startswith("javascript:") for v in values), tag
+
+
+def test_no_javascript_links_anywhere(site):
+    for path in site.rglob("*.html"):
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        for element in soup.find_all(href=True):
+            assert not element["href"].strip().lower().startswith("javascript:"), f"{path}: {element}"
+
+
+def test_unicode_title(site):
+    assert "Überlauf — 溢出 ✓" in article(site, "failures/gamma-failure").select_one("h1").get_text()
+
+
+def test_nothing_is_loaded_from_other_hosts(site):
+    for path in site.rglob("*.html"):
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        for tag, attribute in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"),
+                               ("source", "src"), ("video", "src"), ("audio", "src")):
+            for element in soup.find_all(tag):
+                value = element.get(attribute, "")
+                if tag == "link" and element.get("rel") and set(element["rel"]) & {"canonical", "alternate"}:
+                    continue
+                assert not re.match(r"^(https?:)?//", value), f"{path}: {element}"
+    for path in list(site.rglob("*.css")) + list(site.rglob("*.js")):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        assert "fonts.googleapis.com" not in text and "fonts.gstatic.com" not in text, path
+
+
+def test_entries_stay_out_of_the_sidebar(site):
+    soup = page(site, "failures/alpha-failure")
+    nav_links = [a["href"] for a in soup.select("nav.md-nav--primary a[href]")]
+    assert not any("failures/" in href for href in nav_links)
+
+
+def test_hubs_are_left_out_of_search(site):
+    index = json.loads((site / "search" / "search_index.json").read_text())
+    locations = {doc["location"].split("#")[0] for doc in index["docs"]}
+    assert "failures/alpha-failure/" in locations
+    assert not {location for location in locations if location.startswith(("tags/", "categories/", "symptoms/", "signatures/"))}
+
+
+def test_search_separator_splits_identifiers(site):
+    separator = json.loads((site / "search" / "search_index.json").read_text())["config"]["separator"]
+    for identifier, part in (("torch.cuda.OutOfMemoryError", "Memory"),
+                             ("CUBLAS_STATUS_ALLOC_FAILED", "ALLOC"), ("ncclInternalError", "Internal")):
+        assert part in re.split(separator, identifier)
+
+
+def test_invalid_entries_stop_the_build_with_located_lines(tmp_path):
+    project = tmp_path / "project"
+    make_project(project, FIXTURE_ENTRIES)
+    broken = project / "entries" / "memory" / "beta-failure.yaml"
+    broken.write_text(broken.read_text().replace("severity: medium", "severity: huge"))
+    result = build(project)
+    assert result.returncode != 0
+    assert "entries/memory/beta-failure.yaml:5:11: error: severity: " in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (project / "site" / "failures").exists()
+    assert not any(path.name.endswith(".md") and "failures" in str(path) for path in (project / "docs").rglob("*"))
