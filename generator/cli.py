@@ -62,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="print the JSON Schema of an entry")
     schema.set_defaults(run=_schema)
 
+    generate = commands.add_parser("generate", help="write the generated pages as Markdown files, for any engine")
+    generate.add_argument("--out", required=True, metavar="DIR", help="folder to write (replaced as a whole)")
+    generate.add_argument("--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)")
+    generate.add_argument("--repo-url", help="repository URL for edit links (default: repo_url of mkdocs.yml)")
+    generate.set_defaults(run=_generate)
+
     return parser
 
 
@@ -120,6 +126,36 @@ def _new(args: argparse.Namespace) -> int:
         handle.write(text)
     print(f"wrote {target.as_posix()}; fill in every TODO, then run: python -m generator validate {args.entries}")
     return EXIT_OK
+
+
+# -- generate -----------------------------------------------------------------------------
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from .publishing import write_pages
+    from .rendering import Renderer, SiteOptions
+
+    result = load_or_report(args.entries)
+    if not result.ok:
+        print(_summary(result))
+        return EXIT_INVALID
+    options = SiteOptions(repo_url=args.repo_url or _mkdocs_repo_url(), entries_path=Path(args.entries).as_posix())
+    renderer = Renderer(result.encyclopedia, options)
+    count = write_pages(Path(args.out), renderer.pages(), renderer.static_files())
+    print(f"wrote {count} files into {args.out}")
+    return EXIT_OK
+
+
+def _mkdocs_repo_url() -> str | None:
+    """repo_url from ./mkdocs.yml, read as plain data (its other keys may carry tags)."""
+    try:
+        with open("mkdocs.yml", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("repo_url:"):
+                    return line.split(":", 1)[1].strip().strip("'\"") or None
+    except OSError:
+        pass
+    return None
 
 
 # -- schema -----------------------------------------------------------------------------

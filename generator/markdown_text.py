@@ -40,12 +40,16 @@ def _safe_destination(destination: str) -> str:
 
 def _neutralise_prose(text: str) -> str:
     text = text.replace("&", "&amp;").replace("<", "&lt;")
+    if "]" not in text:
+        return text
     text = _INLINE_DESTINATION.sub(lambda m: m.group(1) + _safe_destination(m.group(2)), text)
     return _REFERENCE_DEFINITION.sub(lambda m: m.group(1) + _safe_destination(m.group(2)), text)
 
 
 def _map_prose(text: str, transform) -> str:
     """Apply `transform` to the parts of `text` that are not code."""
+    if "`" not in text and "~~~" not in text:
+        return transform(text)
     parts: list[str] = []
     position = 0
     for match in _CODE.finditer(text):

@@ -1,0 +1,91 @@
+"""The same pages as plain Markdown files, and the live preview reacting to an edited entry."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import yaml
+
+from .site_build import FIXTURE_ENTRIES, REPO, make_project
+from .test_cli import run
+
+
+def test_generate_writes_markdown_pages_and_api(tmp_path):
+    shutil.copytree(FIXTURE_ENTRIES, tmp_path / "entries")
+    result = run("generate", "--out", "out", "--repo-url", "https://example.org/repo", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out"
+    for path in ("index.md", "failures/alpha-failure.md", "tags/index.md", "tags/alpha-tag.md", "categories/index.md",
+                 "categories/memory.md", "symptoms.md", "signatures.md", "api/entries.json", "api/signatures.json",
+                 "failures/old-beta/index.html", "contributing/entry-format.md"):
+        assert (out / path).is_file(), path
+    alpha = (out / "failures" / "alpha-failure.md").read_text()
+    assert alpha.startswith("---\ntitle: ")
+    assert "[#alpha-tag](../tags/alpha-tag.md)" in alpha
+    assert "https://example.org/repo/edit/main/entries/memory/alpha-failure.yaml" in alpha
+    gamma = (out / "failures" / "gamma-failure.md").read_text()
+    assert "# &lt;script>alert('title')&lt;/script> Überlauf" in gamma
+
+
+def test_generate_replaces_the_folder_and_refuses_invalid_entries(tmp_path):
+    shutil.copytree(FIXTURE_ENTRIES, tmp_path / "entries")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "stale.md").write_text("old")
+    assert run("generate", "--out", "out", cwd=tmp_path).returncode == 0
+    assert not (tmp_path / "out" / "stale.md").exists()
+    broken = tmp_path / "entries" / "memory" / "beta-failure.yaml"
+    broken.write_text(broken.read_text().replace("severity: medium", "severity: huge"))
+    result = run("generate", "--out", "out", cwd=tmp_path)
+    assert result.returncode == 1 and "beta-failure.yaml:5:11" in result.stdout
+    assert (tmp_path / "out" / "failures" / "alpha-failure.md").is_file()  # the old output is intact
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def fetch(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode("utf-8")
+    except OSError:
+        return None
+
+
+def wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def test_serve_rebuilds_when_an_entry_changes(tmp_path):
+    project = tmp_path / "project"
+    make_project(project, FIXTURE_ENTRIES)
+    port = free_port()
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "--dev-addr", f"127.0.0.1:{port}"],
+                              cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base_path = urllib.parse.urlsplit(yaml.safe_load((REPO / "mkdocs.yml").read_text())["site_url"]).path
+    url = f"http://127.0.0.1:{port}{base_path}failures/beta-failure/"
+    try:
+        assert wait_for(lambda: "Beta fragmentation" in (fetch(url) or ""), 90), "the preview never came up"
+        entry = project / "entries" / "memory" / "beta-failure.yaml"
+        entry.write_text(entry.read_text().replace("title: Beta fragmentation", "title: Beta fragmentation, edited"))
+        assert wait_for(lambda: "Beta fragmentation, edited" in (fetch(url) or ""), 60), "the edit never showed"
+        assert not list((project / "docs").rglob("beta-failure*")), "nothing generated is written into docs/"
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
