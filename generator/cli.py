@@ -12,8 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from .loading import EntriesFolderError, LoadResult, load_encyclopedia
-from .models import entry_json_schema
+from .problems import EntriesFolderError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 DEFAULT_ENTRIES = "entries"
@@ -68,14 +67,24 @@ def _parser() -> argparse.ArgumentParser:
     generate.add_argument("--repo-url", help="repository URL for edit links (default: repo_url of mkdocs.yml)")
     generate.set_defaults(run=_generate)
 
+    diagnose = commands.add_parser("diagnose", help="find the failures whose error signatures a log contains")
+    diagnose.add_argument("logs", nargs="*", default=["-"], metavar="LOG",
+                          help="log files (plain or gzip); '-' or nothing reads standard input")
+    diagnose.add_argument("--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)")
+    diagnose.add_argument("--json", action="store_true", help="print a JSON array, best match first")
+    diagnose.add_argument("--top", type=_positive, default=5, metavar="N", help="show the N best matches (default: 5)")
+    diagnose.set_defaults(run=_diagnose)
+
     return parser
 
 
 # -- validate ---------------------------------------------------------------------
 
 
-def load_or_report(entries: str, output_format: str = "text") -> LoadResult:
+def load_or_report(entries: str, output_format: str = "text"):
     """Load the entries; print their problems (if any) to stdout."""
+    from .loading import load_encyclopedia  # imported here: `diagnose` starts without pydantic
+
     result = load_encyclopedia(entries)
     for problem in result.problems:
         print(problem.format_github() if output_format == "github" else problem.format())
@@ -88,7 +97,7 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_INVALID
 
 
-def _summary(result: LoadResult) -> str:
+def _summary(result) -> str:
     if result.ok:
         return f"OK: {result.files} entries valid"
     files = len({problem.path for problem in result.problems})
@@ -158,9 +167,54 @@ def _mkdocs_repo_url() -> str | None:
     return None
 
 
+# -- diagnose --------------------------------------------------------------------------------
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from .diagnose import InputError, as_json, as_text, check_inputs, diagnose
+    from .matcher import Matcher
+    from .signature_index import load_index
+
+    if not Path(args.entries).is_dir():
+        raise UsageError(f"{args.entries}: no such folder of entries")
+    try:
+        check_inputs(args.logs)
+    except InputError as error:
+        raise UsageError(str(error)) from None
+    index, problems = load_index(Path(args.entries))
+    if index is None:
+        for problem in problems:
+            print(problem.format(), file=sys.stderr)
+        raise UsageError(f"the entries in {args.entries} are invalid; run: python -m generator validate {args.entries}")
+    matcher = Matcher(index.signatures)
+    try:
+        results = diagnose(matcher, args.logs, progress_to=sys.stderr)[: args.top]
+    except InputError as error:
+        raise UsageError(str(error)) from None
+    if args.json:
+        print(as_json(results, index, matcher, args.logs))
+    elif results:
+        print(as_text(results, index, args.logs))
+    else:
+        print("No known failure signature found in the log.")
+    return EXIT_OK if results else EXIT_INVALID
+
+
 # -- schema -----------------------------------------------------------------------------
 
 
 def _schema(args: argparse.Namespace) -> int:
+    from .models import entry_json_schema
+
     print(json.dumps(entry_json_schema(), indent=2, ensure_ascii=False))
     return EXIT_OK

@@ -15,15 +15,11 @@ from pathlib import Path
 
 from .encyclopedia import Encyclopedia
 from .models import Entry, Taxonomy
-from .problems import FILE_FIELD, Problem
+from .problems import FILE_FIELD, EntriesFolderError, Problem
 from .validation import Located, check_corpus, check_entry, check_taxonomy, tag_aliases, validate_model
 from .yaml_source import read_yaml_file
 
 TAXONOMY_FILE = "taxonomy.yaml"
-
-
-class EntriesFolderError(Exception):
-    """The folder itself cannot be used (missing, not a folder, unreadable)."""
 
 
 @dataclass

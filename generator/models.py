@@ -28,13 +28,13 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from .limits import MAX_LINE_LENGTH
 from .regex_subset import RegexError, check_portable
 
 CONTRACT_VERSION = 1
 KEY_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 KEY_MAX_LENGTH = 80
 PLACEHOLDER = "TODO"  # what `new` writes into every field that must be filled in
-MAX_LINE_LENGTH = 4096  # log lines are cut to this length before matching
 
 KEY_RE = re.compile(KEY_PATTERN)
 _DATE_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")

@@ -54,3 +54,7 @@ class InvalidCorpus(Exception):
 
     def report(self) -> str:
         return "\n".join(problem.format() for problem in self.problems)
+
+
+class EntriesFolderError(Exception):
+    """The folder of entries itself cannot be used (missing, not a folder, unreadable)."""

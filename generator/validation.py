@@ -20,7 +20,6 @@ from pydantic import BaseModel, ValidationError
 from .models import (
     KEY_MAX_LENGTH,
     KEY_RE,
-    MAX_LINE_LENGTH,
     Category,
     Cause,
     CodeSnippet,
@@ -35,6 +34,7 @@ from .models import (
     TagInfo,
     Taxonomy,
 )
+from .limits import MAX_LINE_LENGTH
 from .problems import Problem
 from .regex_subset import RegexError, check_portable
 from .yaml_source import LocatedDict, LocatedList, Mark

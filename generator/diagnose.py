@@ -1,0 +1,157 @@
+"""`diagnose`: find the failures whose signatures a log contains, and report them.
+
+Inputs are opened here (files, `-` for standard input, gzip recognised by its
+magic bytes rather than its name), streamed through the `Matcher`, and the
+ranked results are printed as text for a person or as JSON for a program.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import sys
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import BinaryIO, TextIO
+
+from .matcher import Hits, Matcher, Result
+from .signature_index import SignatureIndex
+
+GZIP_MAGIC = b"\x1f\x8b"
+PROGRESS_MIN_BYTES = 32 * 1024 * 1024
+SHOWN_LINES = 3
+
+
+class InputError(Exception):
+    """A log that cannot be read: missing, a folder, unreadable, or a broken gzip file."""
+
+
+def check_inputs(paths: list[str]) -> None:
+    """Fail before any scanning if an input cannot be opened."""
+    for path in paths:
+        if path == "-":
+            continue
+        if os.path.isdir(path):
+            raise InputError(f"{path}: is a folder, not a log file")
+        if not os.path.exists(path):
+            raise InputError(f"{path}: no such file")
+        if not os.access(path, os.R_OK):
+            raise InputError(f"{path}: permission denied")
+
+
+@contextmanager
+def open_log(path: str) -> Iterator[BinaryIO]:
+    raw = sys.stdin.buffer if path == "-" else open(path, "rb")
+    try:
+        stream = io.BufferedReader(raw) if not isinstance(raw, io.BufferedReader) else raw
+        if stream.peek(2)[:2] == GZIP_MAGIC:
+            with gzip.GzipFile(fileobj=stream) as unzipped:
+                yield _GzipErrors(unzipped, path)
+        else:
+            yield stream
+    finally:
+        if path != "-":
+            raw.close()
+
+
+class _GzipErrors(io.RawIOBase):
+    """A gzip stream whose corruption surfaces as an InputError with the file's name."""
+
+    def __init__(self, stream: gzip.GzipFile, path: str):
+        self.stream, self.path = stream, path
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        try:
+            return self.stream.readinto(buffer)
+        except (OSError, EOFError, zlib.error) as error:
+            raise InputError(f"{self.path}: damaged gzip data ({error})") from None
+
+
+def diagnose(matcher: Matcher, paths: list[str], progress_to: TextIO | None = None) -> list[Result]:
+    """Scan every input as one log; the entries found, best first (the ranking of `Matcher`)."""
+    found: Hits = {}
+    for source, path in enumerate(paths):
+        with open_log(path) as stream:
+            progress = _progress_printer(path, progress_to)
+            try:
+                matcher.scan(stream, progress, source, found)
+            except OSError as error:
+                raise InputError(f"{path}: cannot be read ({error.strerror or error})") from None
+            finally:
+                if progress:
+                    progress(None)
+    return matcher.rank(found)
+
+
+def _progress_printer(path: str, stream: TextIO | None):
+    """Progress on stderr for a big file, only when a person watches (a terminal)."""
+    if stream is None or not stream.isatty() or path == "-":
+        return None
+    size = os.path.getsize(path)
+    if size < PROGRESS_MIN_BYTES:
+        return None
+    last = [0.0]
+
+    def report(done: int | None) -> None:
+        if done is None:
+            stream.write("\r" + " " * 60 + "\r")
+            stream.flush()
+            return
+        now = time.monotonic()
+        if now - last[0] >= 0.25:
+            last[0] = now
+            stream.write(f"\rscanning {os.path.basename(path)}: {min(done / size, 1):.0%} of {size / 2**20:.0f} MiB")
+            stream.flush()
+
+    return report
+
+
+# -- output -------------------------------------------------------------------------------
+
+
+def as_json(results: list[Result], index: SignatureIndex, matcher: Matcher, paths: list[str]) -> str:
+    items = []
+    for result in results:
+        info = index.entries[result.entry_id]
+        matches = []
+        for match in result.matches:
+            item = {"line": match.line, "text": match.text, "signature": matcher.signatures[match.signature].pattern}
+            if len(paths) > 1:
+                item["file"] = paths[match.source]
+            matches.append(item)
+        items.append({
+            "id": result.entry_id, "title": info.title, "url": info.url, "severity": info.severity,
+            "score": len(result.signatures), "specificity": result.specificity,
+            "summary": info.summary, "fix": info.fix, "matches": matches,
+        })
+    return json.dumps(items, ensure_ascii=False, indent=2)
+
+
+def as_text(results: list[Result], index: SignatureIndex, paths: list[str]) -> str:
+    lines: list[str] = []
+    for rank, result in enumerate(results, 1):
+        info = index.entries[result.entry_id]
+        count = len(result.signatures)
+        lines.append(f"{rank}. {info.title}  [{info.severity}]")
+        lines.append(f"   {result.entry_id} · {info.url} · {count} signature{'s' if count != 1 else ''} matched")
+        for match in result.matches[:SHOWN_LINES]:
+            where = f"{paths[match.source]}:{match.line}" if len(paths) > 1 else f"line {match.line}"
+            lines.append(f"   {where}: {_shorten(match.text, 160)}")
+        lines.append(f"   Quick answer: {_shorten(info.summary, 400)}")
+        lines.append(f"   Fix: {_shorten(info.fix, 300)}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    # Control characters from a binary log must not drive the terminal.
+    text = "".join(char if char.isprintable() else "\ufffd" for char in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,217 @@
+"""Match a log against every signature of the encyclopedia in one pass.
+
+The log is streamed in blocks of whole lines, never held whole. Each block goes
+through one RE2 `Set` of all the signatures (a single automaton, so the cost of
+a pass barely depends on how many signatures there are); only the few blocks
+where some signature matches are looked at line by line, and only for the
+signatures that matched there. Each match is checked against its line cut to
+`MAX_LINE_LENGTH` characters, the rule shared with the browser's matcher.
+
+Ranking, the same as the diagnose page's: more distinct signatures matched
+first, then the more specific (the summed length of the matched patterns), then
+the earliest matching line, then the id.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import BinaryIO
+
+import re2
+
+from .limits import MAX_LINE_LENGTH
+
+BLOCK_BYTES = 4 * 1024 * 1024
+WORKERS = min(4, os.cpu_count() or 1)
+LOOKAHEAD_BLOCKS = 2 * WORKERS
+LONG_LINE_BYTES = 64 * 1024  # a line is cut to 4,096 characters: at most 16 KiB of UTF-8
+MATCHES_KEPT = 10  # matched lines kept per signature (ranking needs only the first)
+_RE2_MEMORY = 1 << 30
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    entry_id: str
+    kind: str  # "literal" or "regex"
+    pattern: str
+
+    @property
+    def regex(self) -> str:
+        return re.escape(self.pattern) if self.kind == "literal" else self.pattern
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    line: int  # 1-based
+    text: str  # the line, cut to MAX_LINE_LENGTH characters
+    signature: int  # index into the matcher's signatures
+    source: int = 0  # which input, when several logs are scanned together
+
+    def position(self) -> tuple[int, int]:
+        return (self.source, self.line)
+
+
+Hits = dict[int, list[Match]]  # signature index -> its first matches, in log order
+Spans = dict[int, list[tuple[int, int]]]  # signature index -> (start, end) of its lines in a block
+
+
+@dataclass(slots=True)
+class Result:
+    entry_id: str
+    signatures: set[int] = field(default_factory=set)  # distinct signatures matched
+    specificity: int = 0  # summed length of the matched patterns
+    first: tuple[int, int] = (0, 0)  # (input, line) of the earliest match
+    matches: list[Match] = field(default_factory=list)
+
+    def sort_key(self) -> tuple:
+        return (-len(self.signatures), -self.specificity, self.first, self.entry_id)
+
+
+class Matcher:
+    def __init__(self, signatures: list[Signature]):
+        self.signatures = signatures
+        options = re2.Options()
+        options.max_mem = _RE2_MEMORY
+        self._set = re2.Set.SearchSet(options)
+        for signature in signatures:
+            # Multi-line anchors, so ^ and $ mean a line's start and end inside a block.
+            self._set.Add("(?m)" + signature.regex)
+        self._set.Compile()
+        self._line_patterns: dict[int, re2._Regexp] = {}
+        self._options = options
+
+    def scan(self, stream: BinaryIO, progress: Callable[[int], None] | None = None, source: int = 0,
+             found: Hits | None = None) -> Hits:
+        """Match every line of a binary stream, adding to `found` (several inputs share one)."""
+        found = {} if found is None else found
+        lines_before = 0
+        read = 0
+        for block, spans in self._scanned_blocks(stream, found):
+            read += len(block)
+            if spans:
+                for match in self._matches(block, lines_before, spans, source):
+                    kept = found.setdefault(match.signature, [])
+                    if len(kept) < MATCHES_KEPT:
+                        kept.append(match)
+            lines_before += block.count(b"\n")
+            if progress:
+                progress(read)
+        return found
+
+    def _scanned_blocks(self, stream: BinaryIO, found: Hits) -> Iterator[tuple[bytearray, Spans]]:
+        """(block, the matched lines of each signature in it), in order.
+
+        RE2 releases the GIL while it matches, so a small pool scans the next blocks
+        while this thread reads and reports; the lookahead bounds memory."""
+        in_flight: deque[tuple[bytearray, Future]] = deque()
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            for block in _blocks(stream):
+                full = frozenset(index for index, kept in found.items() if len(kept) >= MATCHES_KEPT)
+                in_flight.append((block, pool.submit(self._scan_block, block, full)))
+                if len(in_flight) > LOOKAHEAD_BLOCKS:
+                    done, future = in_flight.popleft()
+                    yield done, future.result()
+            while in_flight:
+                done, future = in_flight.popleft()
+                yield done, future.result()
+
+    def _scan_block(self, block: bytearray, full: frozenset[int]) -> Spans:
+        """The whole set of signatures over a block, then the lines of those that matched."""
+        hits = self._set.Match(block)
+        if not hits:
+            return {}
+        return {index: list(self._line_spans(index, block, MATCHES_KEPT)) for index in hits if index not in full}
+
+    def _matches(self, block: bytearray, lines_before: int, spans: Spans, source: int) -> Iterator[Match]:
+        """Matches with their line numbers, counted once through the block."""
+        ordered = sorted((start, end, index) for index, found in spans.items() for start, end in found)
+        line_number, counted_to = lines_before, 0
+        for start, end, index in ordered:
+            line_number += block.count(b"\n", counted_to, start)
+            counted_to = start
+            yield Match(line_number + 1, block[start:end].decode("utf-8", "replace")[:MAX_LINE_LENGTH], index, source)
+
+    def _line_spans(self, index: int, block: bytearray, wanted: int) -> Iterator[tuple[int, int]]:
+        """(start, end) of up to `wanted` lines that signature `index` matches once cut."""
+        pattern = self._line_pattern(index)
+        position = 0
+        while wanted and position < len(block):
+            match = pattern.search(block, position)
+            if match is None:
+                return
+            start = block.rfind(b"\n", 0, match.start()) + 1
+            end = block.find(b"\n", match.start())
+            cut = block[start:end].decode("utf-8", "replace")[:MAX_LINE_LENGTH].encode("utf-8")
+            if end - start <= MAX_LINE_LENGTH or pattern.search(cut):
+                wanted -= 1
+                yield start, end
+            position = block.find(b"\n", end) + 1 or len(block)
+
+    def _line_pattern(self, index: int):
+        if index not in self._line_patterns:
+            self._line_patterns[index] = re2.compile("(?m)" + self.signatures[index].regex, self._options)
+        return self._line_patterns[index]
+
+    def rank(self, found: Hits) -> list[Result]:
+        """One result per entry, best first."""
+        results: dict[str, Result] = {}
+        for index, matches in found.items():
+            if not matches:
+                continue
+            signature = self.signatures[index]
+            result = results.setdefault(signature.entry_id, Result(signature.entry_id))
+            result.signatures.add(index)
+            result.specificity += len(signature.pattern)
+            first = matches[0].position()
+            result.first = first if not result.matches else min(result.first, first)
+            result.matches.extend(matches)
+        for result in results.values():
+            result.matches.sort(key=lambda match: (match.position(), match.signature))
+        return sorted(results.values(), key=Result.sort_key)
+
+
+def _blocks(stream: BinaryIO) -> Iterator[bytearray]:
+    """Blocks of whole lines, about BLOCK_BYTES each; a last line without a newline gets one.
+
+    Each block is read straight into its own buffer, so the only bytes ever copied
+    are the partial line carried over to the next block. A line longer than
+    LONG_LINE_BYTES is kept only up to there (far past the 4,096 characters that
+    are ever matched), so no input makes a block grow without bound."""
+    rest = b""
+    skipping = False  # inside the unkept end of an enormous line
+    while True:
+        block = bytearray(len(rest) + BLOCK_BYTES)
+        block[: len(rest)] = rest
+        read = stream.readinto(memoryview(block)[len(rest):])
+        if not read:
+            break
+        size = len(rest) + read
+        if skipping:
+            newline = block.find(b"\n", 0, size)
+            if newline < 0:
+                continue
+            del block[: newline + 1]
+            size -= newline + 1
+            skipping = False
+        cut = block.rfind(b"\n", 0, size) + 1
+        if cut == 0:
+            rest = bytes(block[:size])
+            if size > LONG_LINE_BYTES:
+                yield bytearray(rest[:LONG_LINE_BYTES] + b"\n")
+                rest, skipping = b"", True
+            continue
+        rest = bytes(block[cut:size])
+        del block[cut:]
+        yield _unix_newlines(block)
+    if rest:
+        yield _unix_newlines(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))
+
+
+def _unix_newlines(block: bytearray) -> bytearray:
+    """CRLF logs (from Windows tools) end lines like the others, so `$` means the same."""
+    return block.replace(b"\r\n", b"\n") if b"\r" in block else block

@@ -1,0 +1,118 @@
+"""The compiled signature index: what `diagnose` needs, cached between runs.
+
+Loading and validating thousands of YAML files takes seconds; a diagnosis should
+start at once. The index (every signature, and a few fields of each entry) is
+cached as JSON under the user's cache folder and rebuilt when the entries
+change: the cache is keyed by a fingerprint of every entry file's path, size and
+modification time, checked with one `stat` per file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .matcher import Signature
+
+INDEX_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class EntryInfo:
+    title: str
+    url: str
+    severity: str
+    summary: str
+    fix: str
+
+
+@dataclass(frozen=True, slots=True)
+class SignatureIndex:
+    signatures: list[Signature]
+    entries: dict[str, EntryInfo]
+
+    def to_json(self, fingerprint: str) -> dict:
+        return {
+            "format": INDEX_FORMAT,
+            "fingerprint": fingerprint,
+            "signatures": [[s.entry_id, s.kind, s.pattern] for s in self.signatures],
+            "entries": {entry_id: asdict(info) for entry_id, info in self.entries.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> SignatureIndex:
+        return cls(
+            [Signature(*item) for item in data["signatures"]],
+            {entry_id: EntryInfo(**info) for entry_id, info in data["entries"].items()},
+        )
+
+    @classmethod
+    def from_encyclopedia(cls, encyclopedia) -> SignatureIndex:
+        from .rendering import entry_src, url_of
+
+        signatures = [Signature(ref.entry_id, ref.kind, ref.pattern) for ref in encyclopedia.signatures]
+        entries = {
+            entry.id: EntryInfo(entry.title, url_of(entry_src(entry.id)), entry.severity, entry.summary, entry.fix.summary)
+            for entry in encyclopedia.entries.values()
+        }
+        return cls(signatures, entries)
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("MLFAIL_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ml-failure-encyclopedia"
+
+
+def fingerprint(entries_dir: Path) -> str:
+    """Changes whenever an entry file is added, removed, resized or touched."""
+    digest = hashlib.sha256(f"format {INDEX_FORMAT}\n".encode())
+    for root, dirs, files in os.walk(entries_dir):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith((".yaml", ".yml")):
+                status = os.stat(os.path.join(root, name))
+                relative = os.path.relpath(os.path.join(root, name), entries_dir)
+                digest.update(f"{relative}\0{status.st_size}\0{status.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def load_index(entries_dir: Path):
+    """The index for a folder of entries: from the cache, or built (then cached).
+
+    Returns (index, problems): problems is non-empty when the entries are invalid."""
+    entries_dir = entries_dir.resolve()
+    current = fingerprint(entries_dir)
+    cached = cache_dir() / f"signatures-{hashlib.sha256(str(entries_dir).encode()).hexdigest()[:16]}.json"
+    try:
+        data = json.loads(cached.read_text(encoding="utf-8"))
+        if data.get("format") == INDEX_FORMAT and data.get("fingerprint") == current:
+            return SignatureIndex.from_json(data), []
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # missing, stale or damaged: rebuild it
+    from .loading import load_encyclopedia
+
+    result = load_encyclopedia(entries_dir)
+    if not result.ok:
+        return None, result.problems
+    index = SignatureIndex.from_encyclopedia(result.encyclopedia)
+    _write_atomically(cached, json.dumps(index.to_json(current), ensure_ascii=False))
+    return index, []
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write the cache in one step; a cache that cannot be written is only a slower next run."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".signatures-", dir=path.parent)
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(temporary, path)
+    except OSError:
+        pass
