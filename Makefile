@@ -4,10 +4,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export NO_MKDOCS_2_WARNING := 1
 PORT ?= 8000
 
-.PHONY: site test serve validate schema bench clean
+.PHONY: site test serve validate schema bench clean browser
 
 # Re-install whenever the project's dependencies change.
 $(STAMP): pyproject.toml constraints.txt
@@ -21,8 +22,15 @@ site: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict --site-dir site
 	@echo "Site built in site/ (open site/index.html, or run 'make serve')."
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(PY) -m pytest
+
+# The browser tests drive Debian's Chromium; install it once when it is missing.
+browser:
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "Installing Debian's chromium for the browser tests..."; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	fi
 
 serve: $(STAMP)
 	$(VENV)/bin/mkdocs serve --dev-addr $(HOST):$(PORT)

@@ -9,6 +9,7 @@ entry as on the shipped corpus.
 from __future__ import annotations
 
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -33,28 +34,56 @@ def paragraph(rng: random.Random, sentences: int = 5) -> str:
     return " ".join(sentence(rng, rng.randint(9, 18)) for _ in range(sentences))
 
 
-def signatures(rng: random.Random, index: int) -> list[dict]:
-    component = COMPONENTS[index % len(COMPONENTS)]
-    code = f"E{index:05d}"
-    lost = rng.choice(WORDS)
-    return [
-        {"literal": f"{component} failure {code}: {rng.choice(WORDS)} {rng.choice(WORDS)} exhausted"},
-        {
-            "regex": rf"{component}Error\({code}\): rank [0-9]+ lost {lost} after [0-9.]+ ms",
-            "examples": [f"[rank3]: {component}Error({code}): rank 3 lost {lost} after 12.5 ms"],
-        },
-        {
-            "regex": rf"{rng.choice(WORDS)}_{index} (?:timed out|failed) on device cuda:[0-9]+",
-            "examples": [],
-        },
-    ]
+def real_signatures() -> list[dict]:
+    """The shipped corpus's signatures (with examples), as plain data."""
+    found = []
+    for path in sorted((REPO / "entries").rglob("*.yaml")):
+        if path.name == "taxonomy.yaml":
+            continue
+        for signature in yaml.safe_load(path.read_text(encoding="utf-8")).get("signatures") or []:
+            if signature.get("examples"):
+                found.append({key: signature[key] for key in ("literal", "regex", "examples") if key in signature})
+    return found
 
 
-def make_entry(index: int, total: int, taxonomy: dict, rng: random.Random) -> dict:
+_WORD = re.compile(r"(?<![\\\[\w])[A-Za-z]{5,}(?![\w\]])")
+
+
+def variant(signature: dict, index: int) -> dict | None:
+    """A signature like a real one, with one of its words made unique to entry `index`.
+
+    Synthetic corpora then share the vocabulary of real logs (`CUDA out of memory`,
+    `ProcessGroupNCCL`, `[rank0]:`) instead of matching text no log contains."""
+    pattern = signature.get("regex") or signature["literal"]
+    for word in dict.fromkeys(_WORD.findall(pattern)):
+        replacement = f"{word}{index}"
+        examples = [example.replace(word, replacement) for example in signature["examples"]]
+        if "regex" in signature:
+            regex = re.sub(rf"(?<![\\\w]){word}(?!\w)", replacement, signature["regex"])
+            if all(re.search(regex, example) for example in examples):
+                return {"regex": regex, "examples": examples}
+        else:
+            literal = signature["literal"].replace(word, replacement)
+            if all(literal in example for example in examples):
+                return {"literal": literal, "examples": examples}
+    return None
+
+
+def signatures(rng: random.Random, index: int, pool: list[dict]) -> list[dict]:
+    chosen = []
+    for signature in rng.sample(pool, 4):
+        made = variant(signature, index)
+        if made:
+            chosen.append(made)
+        if len(chosen) == 3:
+            break
+    return chosen or [{"literal": f"SyntheticFailure{index}: stopped"}]
+
+
+def make_entry(index: int, total: int, taxonomy: dict, rng: random.Random, pool: list[dict]) -> dict:
     categories = sorted(taxonomy["categories"])
     tags = sorted(taxonomy["tags"])
-    sigs = signatures(rng, index)
-    sigs[2]["examples"] = [sigs[2]["regex"].split(" (?:")[0] + " timed out on device cuda:1"]
+    sigs = signatures(rng, index, pool)
     others = [other for other in rng.sample(range(total), min(3, total)) if other != index][:2]
     return {
         "id": f"synthetic-{index:05d}",
@@ -96,8 +125,9 @@ def make_corpus(root: Path, count: int, seed: int = 7) -> Path:
     (root / "taxonomy.yaml").write_text(taxonomy_text, encoding="utf-8")
     taxonomy = yaml.safe_load(taxonomy_text)
     rng = random.Random(seed)
+    pool = real_signatures()
     for index in range(count):
-        entry = make_entry(index, count, taxonomy, rng)
+        entry = make_entry(index, count, taxonomy, rng, pool)
         folder = root / entry["category"]
         folder.mkdir(exist_ok=True)
         text = yaml.safe_dump(entry, sort_keys=False, allow_unicode=True, width=100)

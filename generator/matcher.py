@@ -26,12 +26,13 @@ import re2
 
 from .limits import MAX_LINE_LENGTH
 
-BLOCK_BYTES = 4 * 1024 * 1024
+BLOCK_BYTES = 64 * 1024  # small: a block where a signature hits is searched again for its lines
 WORKERS = min(4, os.cpu_count() or 1)
 LOOKAHEAD_BLOCKS = 2 * WORKERS
 LONG_LINE_BYTES = 64 * 1024  # a line is cut to 4,096 characters: at most 16 KiB of UTF-8
-MATCHES_KEPT = 10  # matched lines kept per signature (ranking needs only the first)
-_RE2_MEMORY = 1 << 30
+MATCHES_KEPT = 10
+LINE_PATTERNS_CACHED = 1024  # matched lines kept per signature (ranking needs only the first)
+_RE2_MEMORY = 256 << 20  # bounds the DFA cache: memory stays flat however long the log
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,8 +83,7 @@ class Matcher:
             # Multi-line anchors, so ^ and $ mean a line's start and end inside a block.
             self._set.Add("(?m)" + signature.regex)
         self._set.Compile()
-        self._line_patterns: dict[int, re2._Regexp] = {}
-        self._options = options
+        self._line_patterns: dict[int, object] = {}  # insertion order = least recently used first
 
     def scan(self, stream: BinaryIO, progress: Callable[[int], None] | None = None, source: int = 0,
              found: Hits | None = None) -> Hits:
@@ -137,7 +137,7 @@ class Matcher:
             yield Match(line_number + 1, block[start:end].decode("utf-8", "replace")[:MAX_LINE_LENGTH], index, source)
 
     def _line_spans(self, index: int, block: bytearray, wanted: int) -> Iterator[tuple[int, int]]:
-        """(start, end) of up to `wanted` lines that signature `index` matches once cut."""
+        """(start, end) of up to `wanted` lines that signature `index` matches, each line on its own."""
         pattern = self._line_pattern(index)
         position = 0
         while wanted and position < len(block):
@@ -146,16 +146,25 @@ class Matcher:
                 return
             start = block.rfind(b"\n", 0, match.start()) + 1
             end = block.find(b"\n", match.start())
-            cut = block[start:end].decode("utf-8", "replace")[:MAX_LINE_LENGTH].encode("utf-8")
-            if end - start <= MAX_LINE_LENGTH or pattern.search(cut):
+            # Checked again on the line alone, cut: in a block, `\s` or `[^ ]` could have
+            # matched across a line end, and a long line only counts up to its cut.
+            line = block[start:end]
+            if end - start > MAX_LINE_LENGTH:
+                line = line.decode("utf-8", "replace")[:MAX_LINE_LENGTH].encode("utf-8")
+            if pattern.search(line):
                 wanted -= 1
                 yield start, end
             position = block.find(b"\n", end) + 1 or len(block)
 
     def _line_pattern(self, index: int):
-        if index not in self._line_patterns:
-            self._line_patterns[index] = re2.compile("(?m)" + self.signatures[index].regex, self._options)
-        return self._line_patterns[index]
+        """The signature's own pattern; a bounded cache keeps memory flat on any log."""
+        pattern = self._line_patterns.pop(index, None)
+        if pattern is None:
+            pattern = re2.compile("(?m)" + self.signatures[index].regex)
+            if len(self._line_patterns) >= LINE_PATTERNS_CACHED:
+                del self._line_patterns[next(iter(self._line_patterns))]  # the least recently used
+        self._line_patterns[index] = pattern
+        return pattern
 
     def rank(self, found: Hits) -> list[Result]:
         """One result per entry, best first."""

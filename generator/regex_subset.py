@@ -367,6 +367,46 @@ def _branches_overlap(alternation: Alternation) -> bool:
     return False
 
 
+# -- the required literal ---------------------------------------------------------
+
+
+def required_literal(pattern: str, minimum: int = 3) -> str | None:
+    """The longest run of plain characters that every match of `pattern` contains.
+
+    A multi-pattern matcher can search for these few literals all at once and
+    run a regex only on the lines that contain its literal (the diagnose page
+    does). None when there is no run of at least `minimum` characters."""
+    try:
+        tree = _Parser(pattern).parse()
+    except RegexError:
+        return None
+    best, run = "", ""
+    for node in _mandatory_items(tree):
+        char = _plain_char(node)
+        if char is None:
+            best, run = max(best, run, key=len), ""
+        else:
+            run += char
+    best = max(best, run, key=len)
+    return best if len(best) >= minimum else None
+
+
+def _mandatory_items(node):
+    """The items of a top-level sequence, with unquantified groups flattened into it."""
+    if isinstance(node, Sequence):
+        for item in node.items:
+            yield from _mandatory_items(item)
+    else:
+        yield node
+
+
+def _plain_char(node) -> str | None:
+    if isinstance(node, Chars) and len(node.chars) == 1:
+        (code,) = node.chars
+        return chr(code) if code < OTHER else None
+    return None
+
+
 # -- the public check -----------------------------------------------------------
 
 

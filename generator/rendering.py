@@ -24,7 +24,8 @@ import jinja2
 
 from . import markdown_text
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
-from .models import KEY_PATTERN, CONTRACT_VERSION, Entry, LiteralSignature, Taxonomy, entry_json_schema
+from .models import CONTRACT_VERSION, KEY_PATTERN, Entry, LiteralSignature, Taxonomy, entry_json_schema
+from .regex_subset import required_literal
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
 HOME = "index.md"
@@ -192,6 +193,8 @@ class Renderer:
         return [
             {
                 "id": ref.entry_id, "kind": ref.kind, "pattern": ref.pattern,
+                # A literal every match contains: the page searches for all of them at once.
+                "needle": ref.pattern if ref.kind == "literal" else required_literal(ref.pattern),
                 "title": entries[ref.entry_id].title, "severity": entries[ref.entry_id].severity,
                 "url": url_of(entry_src(ref.entry_id)),
             }

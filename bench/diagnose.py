@@ -1,0 +1,146 @@
+"""Benchmark: `diagnose` against `grep -E -f` over the same patterns, whole process, same run.
+
+    .venv/bin/python bench/diagnose.py [--entries 2000] [--megabytes 200]
+
+Writes N synthetic entries (their signatures are variants of the shipped ones, so
+they share the vocabulary of real logs) and a log of realistic training output
+(NCCL INFO chatter, rank-prefixed warnings, tracebacks, progress lines) with
+matching lines sprinkled through it. Then, best of three with warm caches:
+- `python -m generator diagnose --json` (start-up, cached signature index, scan);
+- `grep -E -f` with the same signatures translated to POSIX ERE.
+Also the peak memory of `diagnose` on a quarter of the log, all of it and twice
+it: it levels off once RE2's automaton caches reach their budget (the log is
+streamed, never held). Target: <= 1.5x grep's time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.synthetic import make_corpus  # noqa: E402
+from generator.loading import load_encyclopedia  # noqa: E402
+
+LINES = [
+    "{host}:{pid}:{pid} [{rank}] NCCL INFO Channel {n:02d}/0 : {rank}[{rank}] -> {peer}[{peer}] via P2P/CUMEM/read",
+    "{host}:{pid}:{pid} [{rank}] NCCL INFO Connected all rings, use ring PXN 0 GDR 1",
+    "[rank{rank}]:[W1129 10:{m:02d}:{s:02d}.{us:06d} ProcessGroupNCCL.cpp:{n}] Warning: barrier took {t} ms on device cuda:{rank}",
+    "{{'loss': {loss:.4f}, 'grad_norm': {g:.4f}, 'learning_rate': {lr:.2e}, 'epoch': {e:.2f}}}",
+    " {pct:3d}%|{bar:<20}| {step}/20000 [{m:02d}:{s:02d}<3:{s:02d}:{m:02d}, {it:.2f}it/s]",
+    "2026-11-29 10:{m:02d}:{s:02d},{ms:03d} - INFO - train.py:{n} - step {step} loss {loss:.4f} tokens/s {t}",
+    '  File "/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py", line {n}, in _call_impl',
+    "[2026-11-29 10:{m:02d}:{s:02d},{ms:03d}] [INFO] [logging.py:128:log_dist] [Rank 0] step={step}, skipped=0, lr=[{lr:.2e}], mom=[(0.9, 0.95)]",
+    "W1129 10:{m:02d}:{s:02d}.{us:06d} {pid} torch/distributed/run.py:{n}] OMP_NUM_THREADS set to 1 for each process",
+]
+
+
+def write_log(path: Path, megabytes: int, examples: list[str], rng: random.Random) -> None:
+    target = megabytes * 1024 * 1024
+    written = 0
+    with open(path, "w", encoding="utf-8") as log:
+        while written < target:
+            if rng.random() < 0.0005:
+                line = rng.choice(examples)
+            else:
+                step = rng.randint(0, 20000)
+                line = rng.choice(LINES).format(
+                    host=f"node{rng.randint(1, 64):03d}", pid=rng.randint(1000, 99999), rank=rng.randint(0, 7),
+                    peer=rng.randint(0, 7), n=rng.randint(1, 3000), m=rng.randint(0, 59), s=rng.randint(0, 59),
+                    us=rng.randint(0, 999999), ms=rng.randint(0, 999), t=rng.randint(1, 99999), loss=rng.random() * 4,
+                    g=rng.random() * 9, lr=rng.random() * 1e-4, e=rng.random() * 3, pct=step * 100 // 20000,
+                    bar="#" * (step * 20 // 20000), step=step, it=rng.random() * 3,
+                )
+            log.write(line + "\n")
+            written += len(line.encode("utf-8")) + 1
+
+
+_ERE_SPECIAL = set(".[]()*+?{}|^$\\")
+
+
+def to_ere(pattern: str, literal: bool) -> str:
+    """The same pattern in POSIX extended syntax, for `grep -E`."""
+    if literal:
+        return "".join("\\" + char if char in _ERE_SPECIAL else char for char in pattern)
+    out = pattern.replace("(?:", "(")
+    for escape, posix in (("d", "[0-9]"), ("D", "[^0-9]"), ("w", "[A-Za-z0-9_]"), ("W", "[^A-Za-z0-9_]"),
+                          ("s", "[[:space:]]"), ("S", "[^[:space:]]")):
+        out = re.sub(rf"(?<!\\)((?:\\\\)*)\\{escape}", lambda m, posix=posix: m.group(1) + posix, out)
+    out = re.sub(r"([*+?}])\?", r"\1", out)  # lazy quantifiers: the same lines match
+    # A backslash before a character that is not special is a warning in grep.
+    return re.sub(r"\\([^.\[\]()*+?{}|^$\\a-zA-Z0-9])", r"\1", out)
+
+
+def timed(command: list[str], env: dict | None = None) -> tuple[float, float]:
+    """Wall seconds and peak MiB of one command, measured by a wrapper with a single child."""
+    probe = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n"
+    )
+    output = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, env=env).stdout
+    seconds, peak_kb, code = output.split()
+    if int(code) not in (0, 1):
+        raise SystemExit(f"{command[0]} failed with exit code {code}")
+    return float(seconds), int(peak_kb) / 1024
+
+
+def best(command: list[str], env: dict | None = None, runs: int = 3) -> tuple[float, float]:
+    results = [timed(command, env) for _ in range(runs)]
+    return min(r[0] for r in results), max(r[1] for r in results)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--entries", type=int, default=2000)
+    parser.add_argument("--megabytes", type=int, default=200)
+    args = parser.parse_args()
+    rng = random.Random(11)
+    with tempfile.TemporaryDirectory() as scratch:
+        scratch = Path(scratch)
+        entries = make_corpus(scratch / "entries", args.entries)
+        encyclopedia = load_encyclopedia(entries).encyclopedia
+        examples = [example for entry in encyclopedia.entries.values() for signature in entry.signatures or ()
+                    for example in signature.examples or ()]
+        log = scratch / "train.log"
+        write_log(log, args.megabytes, examples, rng)
+        quarter = scratch / "quarter.log"
+        with open(log, "rb") as source, open(quarter, "wb") as target:
+            target.write(source.read(os.path.getsize(log) // 4))
+        # The same log given twice: twice the bytes through one matcher, for the memory check.
+        patterns = scratch / "patterns.ere"
+        patterns.write_text("".join(to_ere(ref.pattern, ref.kind == "literal") + "\n" for ref in encyclopedia.signatures))
+
+        env = {**os.environ, "MLFAIL_CACHE_DIR": str(scratch / "cache")}
+        diagnose = [sys.executable, "-m", "generator", "diagnose", "--entries", str(entries), "--json"]
+        started = time.perf_counter()
+        subprocess.run([*diagnose, str(quarter)], env=env, stdout=subprocess.DEVNULL, cwd=REPO)
+        index_build = time.perf_counter() - started
+        ours, ours_peak = best([*diagnose, str(log)], env)
+        _, quarter_peak = best([*diagnose, str(quarter)], env, runs=1)
+        _, double_peak = best([*diagnose, str(log), str(log)], env, runs=1)
+        grep, grep_peak = best(["grep", "-E", "-f", str(patterns), str(log)])
+        size = os.path.getsize(log) / 2**20
+    print(f"{encyclopedia.signatures.__len__()} signatures of {args.entries} entries; log {size:.0f} MiB")
+    print(f"first run (builds the signature index): {index_build:.2f} s")
+    print(f"{'':>10} {'seconds':>8} {'MiB/s':>7} {'peak MiB':>9}")
+    print(f"{'diagnose':>10} {ours:>8.2f} {size / ours:>7.0f} {ours_peak:>9.0f}")
+    print(f"{'grep -E':>10} {grep:>8.2f} {size / grep:>7.0f} {grep_peak:>9.0f}")
+    print(f"diagnose / grep = {ours / grep:.2f}")
+    print(f"diagnose peak memory: {quarter_peak:.0f} MiB on {size / 4:.0f} MiB of log, {ours_peak:.0f} MiB on {size:.0f} MiB, "
+          f"{double_peak:.0f} MiB on {2 * size:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+/* The diagnose page's matcher: the same rules and ranking as `python -m generator diagnose`.
+   Runs in a Web Worker (diagnose-worker.js); also loadable on its own for tests.
+
+   Lines are cut to 4,096 characters (code points); CRLF counts as a line end. Every
+   signature with a "needle" (a literal each of its matches contains) is looked for with
+   one Aho-Corasick pass over each line, and its regex runs only on lines holding the
+   needle; the rare signature without one is tried on every line. Ranking: distinct
+   signatures matched, then the summed length of their patterns, then the earliest
+   matching line, then the entry id. */
+(function (root) {
+  "use strict";
+
+  var MAX_LINE_LENGTH = 4096;
+  var MATCHES_KEPT = 10;
+
+  function escapeRegExp(text) {
+    return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&");
+  }
+
+  function codePoints(text) {
+    return Array.from(text).length;
+  }
+
+  function cutLine(line) {
+    if (line.length > MAX_LINE_LENGTH) line = Array.from(line).slice(0, MAX_LINE_LENGTH).join("");
+    return line;
+  }
+
+  /* Aho-Corasick over the needles: goto tables as Maps, failure links, outputs. */
+  function Automaton(needles) {
+    this.next = [new Map()];
+    this.fail = [0];
+    this.out = [[]];
+    var self = this;
+    needles.forEach(function (needle, index) {
+      var state = 0;
+      for (var i = 0; i < needle.length; i++) {
+        var ch = needle.charCodeAt(i);
+        var target = self.next[state].get(ch);
+        if (target === undefined) {
+          target = self.next.length;
+          self.next.push(new Map());
+          self.fail.push(0);
+          self.out.push([]);
+          self.next[state].set(ch, target);
+        }
+        state = target;
+      }
+      self.out[state].push(index);
+    });
+    var queue = [];
+    this.next[0].forEach(function (target) { queue.push(target); });
+    for (var head = 0; head < queue.length; head++) {
+      var state = queue[head];
+      this.next[state].forEach(function (target, ch) {
+        queue.push(target);
+        var fallback = self.fail[state];
+        while (fallback && !self.next[fallback].has(ch)) fallback = self.fail[fallback];
+        var candidate = self.next[fallback].get(ch);
+        self.fail[target] = candidate !== undefined && candidate !== target ? candidate : 0;
+        self.out[target] = self.out[target].concat(self.out[self.fail[target]]);
+      });
+    }
+  }
+
+  /* The indexes of the needles found in `text`. */
+  Automaton.prototype.search = function (text, found) {
+    var state = 0, next = this.next, fail = this.fail, out = this.out;
+    for (var i = 0; i < text.length; i++) {
+      var ch = text.charCodeAt(i);
+      var target = next[state].get(ch);
+      while (target === undefined && state !== 0) {
+        state = fail[state];
+        target = next[state].get(ch);
+      }
+      state = target === undefined ? 0 : target;
+      var hits = out[state];
+      for (var h = 0; h < hits.length; h++) found.add(hits[h]);
+    }
+    return found;
+  };
+
+  function Matcher(signatures) {
+    this.signatures = [];
+    this.always = [];  // signatures without a needle: tried on every line
+    var needles = [], needleIndex = new Map(), byNeedle = [];
+    var self = this;
+    signatures.forEach(function (signature) {
+      var source = signature.kind === "literal" ? escapeRegExp(signature.pattern) : signature.pattern;
+      var regex;
+      try {
+        regex = new RegExp(source);
+      } catch (error) {
+        return;  // cannot happen for a validated corpus; never take the page down for it
+      }
+      var index = self.signatures.length;
+      self.signatures.push({
+        id: signature.id, title: signature.title, url: signature.url, severity: signature.severity,
+        pattern: signature.pattern, regex: regex, length: codePoints(signature.pattern),
+      });
+      if (signature.needle) {
+        if (!needleIndex.has(signature.needle)) {
+          needleIndex.set(signature.needle, needles.length);
+          needles.push(signature.needle);
+          byNeedle.push([]);
+        }
+        byNeedle[needleIndex.get(signature.needle)].push(index);
+      } else {
+        self.always.push(index);
+      }
+    });
+    this.byNeedle = byNeedle;
+    this.automaton = new Automaton(needles);
+  }
+
+  /* Match every line of `text`; `progress(fraction)` is called now and then. */
+  Matcher.prototype.scan = function (text, progress) {
+    var found = new Map();  // signature index -> matches
+    var position = 0, lineNumber = 0, nextReport = 0;
+    var needles = new Set();
+    while (position < text.length) {
+      var end = text.indexOf("\n", position);
+      if (end < 0) end = text.length;
+      var line = text.slice(position, end);
+      if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
+      lineNumber += 1;
+      position = end + 1;
+      line = cutLine(line);
+      needles.clear();
+      this.automaton.search(line, needles);
+      var candidates = this.always.slice();
+      needles.forEach(function (needle) { Array.prototype.push.apply(candidates, this.byNeedle[needle]); }, this);
+      for (var c = 0; c < candidates.length; c++) {
+        var index = candidates[c];
+        var kept = found.get(index);
+        if (kept && kept.length >= MATCHES_KEPT) continue;
+        var match = this.signatures[index].regex.exec(line);
+        if (!match) continue;
+        if (!kept) found.set(index, kept = []);
+        kept.push({ line: lineNumber, text: line, signature: index, start: match.index, end: match.index + match[0].length });
+      }
+      if (progress && position >= nextReport) {
+        progress(Math.min(position / text.length, 1));
+        nextReport = position + 1048576;
+      }
+    }
+    return this.rank(found);
+  };
+
+  Matcher.prototype.rank = function (found) {
+    var results = new Map(), signatures = this.signatures;
+    found.forEach(function (matches, index) {
+      var signature = signatures[index];
+      var result = results.get(signature.id);
+      if (!result) {
+        result = { id: signature.id, title: signature.title, url: signature.url, severity: signature.severity,
+                   score: 0, specificity: 0, first: Infinity, matches: [] };
+        results.set(signature.id, result);
+      }
+      result.score += 1;
+      result.specificity += signature.length;
+      result.first = Math.min(result.first, matches[0].line);
+      matches.forEach(function (match) {
+        result.matches.push({ line: match.line, text: match.text, signature: signature.pattern,
+                              start: match.start, end: match.end, order: index });
+      });
+    });
+    var list = Array.from(results.values());
+    list.forEach(function (result) {
+      result.matches.sort(function (a, b) { return a.line - b.line || a.order - b.order; });
+    });
+    list.sort(function (a, b) {
+      return b.score - a.score || b.specificity - a.specificity || a.first - b.first ||
+        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    });
+    return list;
+  };
+
+  root.DiagnoseMatcher = { Matcher: Matcher, MAX_LINE_LENGTH: MAX_LINE_LENGTH };
+})(typeof self !== "undefined" ? self : this);

@@ -1,0 +1,96 @@
+"""The diagnose page in a real browser: the same rankings as the CLI on the shared fixture,
+nothing sent anywhere, and a 20 MB log that leaves the page responsive."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from .browser import WatchedPage, browser, serve
+from .site_build import FIXTURE_ENTRIES, build, make_project
+from .test_diagnose import CASES, FIXTURES
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    project = tmp_path_factory.mktemp("diagnose-site")
+    make_project(project, FIXTURE_ENTRIES)
+    result = build(project)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return project / "site"
+
+
+@pytest.fixture(scope="module")
+def page(site):
+    with serve(site) as base_url, browser() as chromium:
+        watched = WatchedPage(chromium.new_page(), base_url)
+        watched.page.goto(base_url + "diagnose/")
+        yield watched
+
+
+def diagnose_file(page: WatchedPage, path: Path, timeout: float = 30_000) -> list[dict]:
+    page.page.set_input_files("#fe-file", str(path))
+    page.page.wait_for_selector("#fe-diagnose[data-state=done]", timeout=timeout)
+    return results(page)
+
+
+def results(page: WatchedPage) -> list[dict]:
+    return page.page.eval_on_selector_all("#fe-results > li", """items => items.map(item => ({
+        id: item.dataset.entry,
+        first: Number(item.querySelector('.fe-diagnose__score').textContent.match(/line (\\d+)/)[1]),
+        href: item.querySelector('a').getAttribute('href'),
+        marked: Array.from(item.querySelectorAll('mark')).map(mark => mark.textContent),
+    }))""")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case["log"] for case in CASES])
+def test_same_ranking_as_the_cli(page, case):
+    found = diagnose_file(page, FIXTURES / case["log"])
+    assert [item["id"] for item in found] == case["ranking"]
+    assert {item["id"]: item["first"] for item in found} == case["first_lines"]
+    assert page.errors == [] and page.foreign_requests == []
+
+
+def test_pasted_log_and_highlighted_lines(page):
+    page.page.set_input_files("#fe-file", [])
+    page.page.fill("#fe-log", (FIXTURES / "alpha.log").read_text())
+    page.page.click("#fe-diagnose-form button[type=submit]")
+    page.page.wait_for_selector("#fe-diagnose[data-state=done]")
+    found = results(page)
+    assert [item["id"] for item in found] == ["alpha-failure", "beta-failure"]
+    assert found[0]["marked"] == ["Tried to allocate 3.50 GiB (alpha)", "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED"]
+    assert found[0]["href"].endswith("/failures/alpha-failure/")
+    assert "nothing is uploaded" in page.page.inner_text("article").lower()
+    page.screenshot("diagnose-pasted")
+
+
+def test_hostile_log_text_stays_text(page):
+    page.page.set_input_files("#fe-file", [])
+    page.page.fill("#fe-log", "GammaError: <script>window.hacked = 1</script><img src=x onerror='window.hacked=2'>\n")
+    page.page.click("#fe-diagnose-form button[type=submit]")
+    page.page.wait_for_selector("#fe-diagnose[data-state=done]")
+    assert page.page.evaluate("window.hacked") is None
+    assert page.page.query_selector("#fe-results img") is None
+
+
+def test_twenty_megabyte_log_keeps_the_page_responsive(page, tmp_path):
+    big = tmp_path / "big.log"
+    line = "[rank3]:[W1129 10:00:00.000000 ProcessGroupNCCL.cpp:1234] Warning: barrier took 12 ms on device cuda:3\n"
+    with open(big, "w") as handle:
+        for _ in range(20 * 1024 * 1024 // len(line)):
+            handle.write(line)
+        handle.write("AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED\n")
+    # Count animation frames while the worker scans: a blocked main thread would draw none.
+    page.page.evaluate("""() => { window.frames_seen = 0;
+        const tick = () => { window.frames_seen++; if (window.counting) requestAnimationFrame(tick); };
+        window.counting = true; requestAnimationFrame(tick); }""")
+    started = time.monotonic()
+    found = diagnose_file(page, big, timeout=120_000)
+    elapsed = time.monotonic() - started
+    frames = page.page.evaluate("() => { window.counting = false; return window.frames_seen; }")
+    assert [item["id"] for item in found] == ["alpha-failure"]
+    assert frames >= max(5, elapsed * 5), f"only {frames} frames in {elapsed:.1f} s: the page was blocked"
+    print(f"20 MB log diagnosed in the browser in {elapsed:.1f} s, {frames} frames drawn meanwhile")
