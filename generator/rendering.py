@@ -39,16 +39,18 @@ ENTRIES_API = "api/entries.json"
 SIGNATURES_API = "api/signatures.json"
 
 
+# Each page is an index.md in its own folder: the URL is the folder whatever the key
+# (an entry or tag called "index" cannot collide with the folder's own index page).
 def entry_src(entry_id: str) -> str:
-    return f"failures/{entry_id}.md"
+    return f"failures/{entry_id}/index.md"
 
 
 def tag_src(tag: str) -> str:
-    return f"tags/{tag}.md"
+    return f"tags/{tag}/index.md"
 
 
 def category_src(category: str) -> str:
-    return f"categories/{category}.md"
+    return f"categories/{category}/index.md"
 
 
 def url_of(src_uri: str) -> str:

@@ -23,15 +23,15 @@ def test_generate_writes_markdown_pages_and_api(tmp_path):
     result = run("generate", "--out", "out", "--repo-url", "https://example.org/repo", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out"
-    for path in ("index.md", "failures/alpha-failure.md", "tags/index.md", "tags/alpha-tag.md", "categories/index.md",
-                 "categories/memory.md", "symptoms.md", "signatures.md", "api/entries.json", "api/signatures.json",
+    for path in ("index.md", "failures/alpha-failure/index.md", "tags/index.md", "tags/alpha-tag/index.md",
+                 "categories/index.md", "categories/memory/index.md", "symptoms.md", "signatures.md", "api/entries.json", "api/signatures.json",
                  "failures/old-beta/index.html", "contributing/entry-format.md"):
         assert (out / path).is_file(), path
-    alpha = (out / "failures" / "alpha-failure.md").read_text()
+    alpha = (out / "failures" / "alpha-failure" / "index.md").read_text()
     assert alpha.startswith("---\ntitle: ")
-    assert "[#alpha-tag](../tags/alpha-tag.md)" in alpha
+    assert "[#alpha-tag](../../tags/alpha-tag/index.md)" in alpha
     assert "https://example.org/repo/edit/main/entries/memory/alpha-failure.yaml" in alpha
-    gamma = (out / "failures" / "gamma-failure.md").read_text()
+    gamma = (out / "failures" / "gamma-failure" / "index.md").read_text()
     assert "# &lt;script>alert('title')&lt;/script> Überlauf" in gamma
 
 
@@ -45,7 +45,7 @@ def test_generate_replaces_the_folder_and_refuses_invalid_entries(tmp_path):
     broken.write_text(broken.read_text().replace("severity: medium", "severity: huge"))
     result = run("generate", "--out", "out", cwd=tmp_path)
     assert result.returncode == 1 and "beta-failure.yaml:5:11" in result.stdout
-    assert (tmp_path / "out" / "failures" / "alpha-failure.md").is_file()  # the old output is intact
+    assert (tmp_path / "out" / "failures" / "alpha-failure" / "index.md").is_file()  # the old output is intact
 
 
 def free_port() -> int:
