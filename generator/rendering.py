@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -161,7 +162,7 @@ class Renderer:
         edit_path = posixpath.join(self.options.entries_path, source)
         return self._render(
             "entry.md.j2", entry_src(entry_id), edit_path=edit_path,
-            entry=entry, links=self.encyclopedia.links[entry_id],
+            entry=entry, links=self.encyclopedia.links[entry_id], keywords=search_keywords(entry),
             same_category=self.encyclopedia.same_category(entry),
             edit_url=self._edit_url(edit_path), source=edit_path,
         )
@@ -225,6 +226,31 @@ class Renderer:
     @staticmethod
     def _ranked(entries: list[Entry]) -> list[Entry]:
         return sorted(entries, key=lambda entry: (SEVERITY_ORDER[entry.severity], entry.title.casefold()))
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def search_keywords(entry: Entry, limit: int = 12) -> list[str]:
+    """Identifiers printed by the failure (OutOfMemoryError, CUBLAS_STATUS_ALLOC_FAILED,
+    ncclRemoteError), for the search index's heavily weighted `tags` field: a pasted
+    identifier then finds the failures that print it before pages that merely mention
+    `torch` or `cuda`. Plain words are left to the full text."""
+    found: dict[str, None] = {}
+    for signature in entry.signatures or ():
+        pattern = signature.literal if isinstance(signature, LiteralSignature) else _ESCAPE.sub(r"\1", signature.regex)
+        for text in (pattern, *(signature.examples or ())):
+            for word in _WORD.findall(text):
+                if _is_identifier(word):
+                    found.setdefault(word)
+    return list(found)[:limit]
+
+
+def _is_identifier(word: str) -> bool:
+    camel = re.search(r"[a-z][A-Z]", word) is not None
+    constant = "_" in word.strip("_") and word.isupper()
+    return len(word) >= 5 and (camel or constant)
 
 
 @dataclass(frozen=True, slots=True)

@@ -73,7 +73,10 @@ def test_symptoms_are_paired_with_their_causes(site):
 
 def test_confirm_is_a_checklist_and_fix_has_tabs(site):
     body = article(site, "failures/alpha-failure")
-    assert len(body.select(".task-list-item input[type=checkbox]")) == 2
+    boxes = body.select("ul.fe-checklist input[type=checkbox]")
+    assert len(boxes) == 2
+    for box in boxes:  # each checkbox has its own label (accessibility)
+        assert body.find("label", attrs={"for": box["id"]}).get_text(strip=True)
     labels = [label.get_text(strip=True) for label in body.select(".tabbed-labels label")]
     assert labels == ["PyTorch", "DeepSpeed config"]
 
@@ -202,11 +205,18 @@ def test_hubs_are_left_out_of_search(site):
     assert not {location for location in locations if location.startswith(("tags/", "categories/", "symptoms/", "signatures/"))}
 
 
-def test_search_separator_splits_identifiers(site):
+def test_search_separator_splits_dotted_names_but_keeps_identifiers(site):
     separator = json.loads((site / "search" / "search_index.json").read_text())["config"]["separator"]
-    for identifier, part in (("torch.cuda.OutOfMemoryError", "Memory"),
-                             ("CUBLAS_STATUS_ALLOC_FAILED", "ALLOC"), ("ncclInternalError", "Internal")):
-        assert part in re.split(separator, identifier)
+    assert [part for part in re.split(separator, "torch.cuda.OutOfMemoryError: x") if part] == [
+        "torch", "cuda", "OutOfMemoryError", "x"]
+    for identifier in ("CUBLAS_STATUS_ALLOC_FAILED", "ncclInternalError", "1.5"):
+        assert re.split(separator, identifier) == [identifier]
+
+
+def test_signature_identifiers_are_weighted_search_keywords(site):
+    index = json.loads((site / "search" / "search_index.json").read_text())
+    alpha = next(doc for doc in index["docs"] if doc["location"] == "failures/alpha-failure/")
+    assert alpha["tags"] == ["AlphaOutOfMemoryError", "ALPHA_STATUS_ALLOC_FAILED", "OutOfMemoryError"]
 
 
 def test_invalid_entries_stop_the_build_with_located_lines(tmp_path):
