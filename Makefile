@@ -25,11 +25,15 @@ site: $(STAMP)
 test: $(STAMP) browser
 	$(PY) -m pytest
 
-# The browser tests drive Debian's Chromium; install it once when it is missing.
+# The browser tests drive Debian's Chromium and the HTML check runs the Nu validator on
+# Java: install them once when they are missing.
 browser:
-	@if [ ! -x /usr/bin/chromium ]; then \
-		echo "Installing Debian's chromium for the browser tests..."; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	@missing=""; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v java >/dev/null 2>&1 || missing="$$missing default-jre-headless"; \
+	if [ -n "$$missing" ]; then \
+		echo "Installing$$missing for the browser and HTML tests..."; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
 serve: $(STAMP)
@@ -41,5 +45,9 @@ validate: $(STAMP)
 schema: $(STAMP)
 	$(PY) -m generator schema > schema/entry.schema.json
 
+# Benchmarks (several minutes): validation, builds at 200/2,000/10,000 entries, diagnosis.
+bench: $(STAMP)
+	$(PY) bench/run_all.py
+
 clean:
-	rm -rf site .pytest_cache .hypothesis
+	rm -rf site .pytest_cache .hypothesis test-artifacts

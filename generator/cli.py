@@ -75,6 +75,13 @@ def _parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--top", type=_positive, default=5, metavar="N", help="show the N best matches (default: 5)")
     diagnose.set_defaults(run=_diagnose)
 
+    links = commands.add_parser("check-links", help="report reference URLs that no longer answer")
+    links.add_argument("entries", nargs="?", default=DEFAULT_ENTRIES, metavar="ENTRIES_DIR")
+    links.add_argument("--format", choices=("text", "github"), default="text")
+    links.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for each URL (default: 15)")
+    links.add_argument("--strict", action="store_true", help="exit 1 when a link is dead (default: report only)")
+    links.set_defaults(run=_check_links)
+
     return parser
 
 
@@ -208,6 +215,21 @@ def _diagnose(args: argparse.Namespace) -> int:
     else:
         print("No known failure signature found in the log.")
     return EXIT_OK if results else EXIT_INVALID
+
+
+# -- check-links ---------------------------------------------------------------------------
+
+
+def _check_links(args: argparse.Namespace) -> int:
+    from .links import dead_links
+
+    if not Path(args.entries).is_dir():
+        raise UsageError(f"{args.entries}: no such folder")
+    dead = dead_links(args.entries, timeout=args.timeout)
+    for link in dead:
+        print(link.format_github() if args.format == "github" else link.format())
+    print(f"{_count(len(dead), 'dead link')}", file=sys.stderr)
+    return EXIT_INVALID if dead and args.strict else EXIT_OK
 
 
 # -- schema -----------------------------------------------------------------------------

@@ -1,0 +1,84 @@
+"""Check that the reference URLs of the entries still answer, and report the dead ones.
+
+Run weekly (not on pull requests: the web changes under everyone alike). Each URL is
+asked once with HEAD, falling back to GET when a server refuses HEAD; a few run at
+once. A dead link is reported at the line of its `url` in the entry's YAML.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .loading import display_path, entry_files
+from .validation import Located
+from .yaml_source import read_yaml_file
+
+USER_AGENT = "ml-failure-encyclopedia-link-check/1 (+https://github.com/ml-failure-encyclopedia/encyclopedia)"
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    path: str
+    line: int
+    column: int
+    field: str
+    url: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLink:
+    reference: Reference
+    reason: str
+
+    def format(self) -> str:
+        ref = self.reference
+        return f"{ref.path}:{ref.line}:{ref.column}: warning: {ref.field}: {ref.url} {self.reason}"
+
+    def format_github(self) -> str:
+        ref = self.reference
+        return f"::warning file={ref.path},line={ref.line},col={ref.column},title=dead link::{ref.url} {self.reason}"
+
+
+def references(entries_arg: str) -> Iterator[Reference]:
+    entries_dir = Path(entries_arg)
+    for path in entry_files(entries_dir):
+        shown = display_path(entries_arg, path, entries_dir)
+        document = read_yaml_file(path, shown)
+        if document.data is None or not isinstance(document.data.get("references"), list):
+            continue
+        located = Located(shown, document.data)
+        for index, item in enumerate(document.data["references"]):
+            if isinstance(item, dict) and isinstance(item.get("url"), str):
+                loc = ("references", index, "url")
+                mark = located.mark(loc)
+                yield Reference(shown, mark.line, mark.column, f"references[{index}].url", item["url"])
+
+
+def check(url: str, timeout: float) -> str | None:
+    """None when the URL answers; otherwise why it is dead."""
+    for method in ("HEAD", "GET"):
+        request = urllib.request.Request(url, method=method, headers={"User-Agent": USER_AGENT})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout):
+                return None
+        except urllib.error.HTTPError as error:
+            if method == "HEAD" and error.code in (403, 405, 429, 501):
+                continue  # some servers refuse HEAD; ask again with GET
+            return f"answered HTTP {error.code}"
+        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
+            reason = getattr(error, "reason", error)
+            return f"could not be reached ({reason})"
+    return None
+
+
+def dead_links(entries_arg: str, timeout: float = 15.0, workers: int = 8) -> list[DeadLink]:
+    found = list(references(entries_arg))
+    unique = sorted({reference.url for reference in found})
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        verdicts = dict(zip(unique, pool.map(lambda url: check(url, timeout), unique)))
+    return [DeadLink(reference, verdicts[reference.url]) for reference in found if verdicts[reference.url]]
