@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export NO_MKDOCS_2_WARNING := 1
 PORT ?= 8000
 
-.PHONY: site test serve validate schema bench clean browser
+.PHONY: site test serve serve-full validate schema bench clean browser
 
 # Re-install whenever the project's dependencies change.
 $(STAMP): pyproject.toml constraints.txt
@@ -37,6 +37,10 @@ browser:
 	fi
 
 serve: $(STAMP)
+	$(VENV)/bin/mkdocs serve --dirty --no-strict --dev-addr $(HOST):$(PORT)
+
+# The same preview, rebuilding every page on each change (slower; navigation and search always whole).
+serve-full: $(STAMP)
 	$(VENV)/bin/mkdocs serve --dev-addr $(HOST):$(PORT)
 
 validate: $(STAMP)

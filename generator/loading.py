@@ -74,46 +74,86 @@ def _gc_paused():
             gc.enable()
 
 
-def load_encyclopedia(entries_arg: str | os.PathLike) -> LoadResult:
+@dataclass(frozen=True, slots=True)
+class _FileResult:
+    """What one entry file yields on its own: its problems, and its entry if valid."""
+
+    problems: list[Problem]
+    entry: Entry | None
+    located: Located | None
+    claimed_ids: set[str]
+
+
+FileCache = dict[Path, tuple[tuple, _FileResult]]
+"""Per-file results kept between loads (the live preview), keyed by the file's stamp."""
+
+
+def load_encyclopedia(entries_arg: str | os.PathLike, cache: FileCache | None = None) -> LoadResult:
+    """Load and validate a folder of entries.
+
+    With a `cache` (any dict, kept by the caller between calls), files unchanged
+    since the previous call are not read or validated again; the rules across
+    files always run on the whole corpus."""
     with _gc_paused():
-        return _load(os.fspath(entries_arg))
+        return _load(os.fspath(entries_arg), cache)
 
 
-def _load(entries_arg: str) -> LoadResult:
+def _load(entries_arg: str, cache: FileCache | None) -> LoadResult:
     entries_dir = Path(entries_arg)
     files = entry_files(entries_dir)
     problems: list[Problem] = []
 
     taxonomy = _load_taxonomy(entries_arg, entries_dir, problems)
     aliases = tag_aliases(taxonomy) if taxonomy else {}
+    taxonomy_stamp = _stamp(entries_dir / TAXONOMY_FILE)
 
     valid: list[tuple[Entry, Located]] = []
     invalid_ids: set[str] = set()
     sources: dict[str, str] = {}
     for path in files:
         shown = display_path(entries_arg, path, entries_dir)
-        if path.suffix == ".yml":
-            problems.append(Problem(shown, 1, 1, FILE_FIELD, "entries are named <id>.yaml; rename the file"))
+        stamp = (_stamp(path), taxonomy_stamp, shown)
+        cached = cache.get(path) if cache is not None else None
+        if cached is not None and cached[0] == stamp:
+            result = cached[1]
+        else:
+            result = _read_entry(path, shown, taxonomy, aliases)
+            if cache is not None:
+                cache[path] = (stamp, result)
+        problems.extend(result.problems)
+        if result.entry is None:
+            invalid_ids.update(result.claimed_ids)
             continue
-        document = read_yaml_file(path, shown)
-        problems.extend(document.problems)
-        if document.data is None:
-            continue
-        located = Located(shown, document.data)
-        entry, model_problems = validate_model(Entry, located)
-        problems.extend(model_problems)
-        problems.extend(check_entry(located, path.stem, taxonomy, aliases))
-        if entry is None:
-            invalid_ids.update(_claimed_ids(document.data))
-            continue
-        valid.append((entry, located))
-        sources.setdefault(entry.id, path.relative_to(entries_dir).as_posix())
+        valid.append((result.entry, result.located))
+        sources.setdefault(result.entry.id, path.relative_to(entries_dir).as_posix())
 
     problems.extend(check_corpus(valid, invalid_ids))
     problems.sort()
     if problems or taxonomy is None:
         return LoadResult(None, problems, len(files))
     return LoadResult(Encyclopedia(taxonomy, [entry for entry, _ in valid], sources), [], len(files))
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        status = path.stat()
+    except OSError:
+        return (0, -1)
+    return (status.st_mtime_ns, status.st_size)
+
+
+def _read_entry(path: Path, shown: str, taxonomy: Taxonomy | None, aliases: dict[str, str]) -> _FileResult:
+    if path.suffix == ".yml":
+        return _FileResult([Problem(shown, 1, 1, FILE_FIELD, "entries are named <id>.yaml; rename the file")],
+                           None, None, set())
+    document = read_yaml_file(path, shown)
+    if document.data is None:
+        return _FileResult(document.problems, None, None, set())
+    located = Located(shown, document.data)
+    entry, model_problems = validate_model(Entry, located)
+    problems = [*document.problems, *model_problems, *check_entry(located, path.stem, taxonomy, aliases)]
+    claimed = _claimed_ids(document.data) if entry is None else set()
+    return _FileResult(problems, entry, located, claimed)
 
 
 def _claimed_ids(data: dict) -> set[str]:

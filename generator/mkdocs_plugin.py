@@ -6,12 +6,19 @@ validator's own lines if they are invalid), adds the rendered pages and static
 files to the build's file collection, points each entry page's edit link at its
 YAML file, and asks `mkdocs serve` to watch the entries and templates.
 Nothing is ever written into `docs/`.
+
+Live preview (`mkdocs serve --dirty`, what `make serve` runs): the plugin keeps
+its state between rebuilds (it has `on_startup`, so MkDocs keeps the instance),
+re-reads only the entry files that changed, renders only the pages that show
+something of the changed entries, and marks every other page unmodified, so
+MkDocs converts and writes just those. A full build is always complete.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mkdocs.config import config_options
@@ -20,7 +27,9 @@ from mkdocs.exceptions import Abort
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
 
-from .loading import EntriesFolderError, load_encyclopedia
+from .encyclopedia import Encyclopedia
+from .loading import FileCache, load_encyclopedia
+from .problems import EntriesFolderError
 from .rendering import HOME, Renderer, SiteOptions
 
 log = logging.getLogger("mkdocs.plugins.encyclopedia")
@@ -31,7 +40,22 @@ class EncyclopediaConfig(Config):
     templates = config_options.Type(str, default="templates")
 
 
+@dataclass
+class _Preview:
+    """What the previous build of a live preview produced."""
+
+    files: FileCache = field(default_factory=dict)
+    encyclopedia: Encyclopedia | None = None
+    markdown: dict[str, str] = field(default_factory=dict)  # page source path -> Markdown
+    static: dict[str, str] = field(default_factory=dict)  # static file path -> content
+
+
 class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
+    preview: _Preview | None = None
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self.preview = _Preview() if command == "serve" and dirty else None
+
     def on_config(self, config):
         root = Path(config.config_file_path).resolve().parent
         self.entries_dir = (root / self.config.entries).resolve()
@@ -45,22 +69,30 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         return config
 
     def on_files(self, files: Files, config) -> Files:
-        renderer = Renderer(self._load(), self.options, self.templates_dir)
+        encyclopedia = self._load()
+        renderer = Renderer(encyclopedia, self.options, self.templates_dir)
         for docs_file in list(files):
             # Edit links of hand-written pages point into docs/ (edit_uri is the repository root).
             if docs_file.edit_uri is not None:
                 docs_file.edit_uri = f"{self.docs_prefix}/{docs_file.src_uri}"
-        for page in renderer.pages():
-            if page.src_uri in files.src_uris:
-                if page.src_uri == HOME:
+        markdown, edit_paths, rendered = self._markdown(renderer)
+        for src_uri, text in markdown.items():
+            if src_uri in files.src_uris:
+                if src_uri == HOME:
                     continue  # a hand-written home page wins
-                raise Abort(f"docs/{page.src_uri} would hide a generated page; rename or remove it")
-            inclusion = InclusionLevel.INCLUDED if page.src_uri == HOME else InclusionLevel.NOT_IN_NAV
-            generated = File.generated(config, page.src_uri, content=page.markdown, inclusion=inclusion)
-            generated.edit_uri = page.edit_path
+                raise Abort(f"docs/{src_uri} would hide a generated page; rename or remove it")
+            inclusion = InclusionLevel.INCLUDED if src_uri == HOME else InclusionLevel.NOT_IN_NAV
+            generated = File.generated(config, src_uri, content=text, inclusion=inclusion)
+            generated.edit_uri = edit_paths.get(src_uri)
+            self._mark_unchanged(generated, src_uri not in rendered)
             files.append(generated)
-        for static in renderer.static_files():
-            files.append(File.generated(config, static.dest_uri, content=static.content))
+        static = {item.dest_uri: item.content for item in renderer.static_files()}
+        for dest_uri, content in static.items():
+            generated = File.generated(config, dest_uri, content=content)
+            self._mark_unchanged(generated, self.preview is not None and self.preview.static.get(dest_uri) == content)
+            files.append(generated)
+        if self.preview is not None:
+            self.preview.encyclopedia, self.preview.markdown, self.preview.static = encyclopedia, markdown, static
         return files
 
     def on_serve(self, server, config, builder):
@@ -68,11 +100,45 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         server.watch(str(self.templates_dir))
         return server
 
-    def _load(self):
+    def _markdown(self, renderer: Renderer) -> tuple[dict[str, str], dict[str, str | None], set[str]]:
+        """Every page's Markdown, and which pages were rendered in this build.
+
+        In a live preview after the first build, only the pages that show something of
+        the entries that changed are rendered; the others keep their previous Markdown."""
+        previous = self.preview.encyclopedia if self.preview else None
+        if previous is None or previous.taxonomy != renderer.encyclopedia.taxonomy:
+            pages = list(renderer.pages())
+            return ({page.src_uri: page.markdown for page in pages},
+                    {page.src_uri: page.edit_path for page in pages}, {page.src_uri for page in pages})
+        current = renderer.encyclopedia
+        changed = {entry_id for entry_id in previous.entries.keys() | current.entries.keys()
+                   if previous.entries.get(entry_id) != current.entries.get(entry_id)
+                   or previous.sources.get(entry_id) != current.sources.get(entry_id)}
+        touched = renderer.pages_touched_by(changed, previous) if changed else set()
+        markdown, edit_paths = {}, {}
+        for src_uri in renderer.page_sources():
+            if src_uri in touched or src_uri not in self.preview.markdown:
+                page = renderer.page(src_uri)
+                touched.add(src_uri)
+                markdown[src_uri], edit_paths[src_uri] = page.markdown, page.edit_path
+            else:
+                markdown[src_uri] = self.preview.markdown[src_uri]
+                entry_id = src_uri.split("/")[1] if src_uri.startswith("failures/") else None
+                edit_paths[src_uri] = (f"{self.options.entries_path}/{current.sources[entry_id]}" if entry_id else None)
+        log.info("encyclopedia: preview rebuilt %d of %d pages", len(touched), len(markdown))
+        return markdown, edit_paths, touched
+
+    def _mark_unchanged(self, generated: File, unchanged: bool) -> None:
+        """Let a dirty (preview) build skip a page whose output is already on disk."""
+        if self.preview is not None and unchanged and os.path.isfile(generated.abs_dest_path):
+            generated.is_modified = lambda: False
+
+    def _load(self) -> Encyclopedia:
         # Problems name files as the contributor sees them: entries/memory/x.yaml.
         shown = os.path.relpath(self.entries_dir)
+        cache = self.preview.files if self.preview else None
         try:
-            result = load_encyclopedia(self.entries_dir if shown.startswith("..") else shown)
+            result = load_encyclopedia(self.entries_dir if shown.startswith("..") else shown, cache)
         except EntriesFolderError as error:
             raise Abort(f"encyclopedia: {error}") from None
         if not result.ok:

@@ -118,6 +118,39 @@ class Renderer:
             yield self.entry_page(entry_id)
         yield from self.hub_pages()
 
+    def page_sources(self) -> list[str]:
+        """The source path of every page `pages()` yields, without rendering them."""
+        encyclopedia = self.encyclopedia
+        return [HOME, ENTRY_FORMAT, *map(entry_src, encyclopedia.entries), TAGS_INDEX,
+                *map(tag_src, encyclopedia.taxonomy.tags), CATEGORIES_INDEX,
+                *map(category_src, encyclopedia.taxonomy.categories), SYMPTOMS_INDEX, SIGNATURES_INDEX]
+
+    def page(self, src_uri: str) -> Page:
+        """One page by its source path (the live preview renders only what changed)."""
+        fixed = {HOME: self.home_page, ENTRY_FORMAT: self.format_page,
+                 TAGS_INDEX: lambda: self._render("tags.md.j2", TAGS_INDEX),
+                 CATEGORIES_INDEX: lambda: self._render("categories.md.j2", CATEGORIES_INDEX),
+                 SYMPTOMS_INDEX: lambda: self._render("symptoms.md.j2", SYMPTOMS_INDEX),
+                 SIGNATURES_INDEX: lambda: self._render("signatures.md.j2", SIGNATURES_INDEX)}
+        if src_uri in fixed:
+            return fixed[src_uri]()
+        kind, key, _ = src_uri.split("/")
+        return {"failures": self.entry_page, "tags": self.tag_page, "categories": self.category_page}[kind](key)
+
+    def pages_touched_by(self, changed: set[str], before: Encyclopedia) -> set[str]:
+        """The pages that show something of the `changed` entries, before or after the change:
+        their own pages, their tags' and category's hubs, the entries they link to and the
+        indexes. (Other entries' "more failures" lists may keep an old title until a full build.)"""
+        touched = {HOME, TAGS_INDEX, CATEGORIES_INDEX, SYMPTOMS_INDEX, SIGNATURES_INDEX}
+        for encyclopedia in (before, self.encyclopedia):
+            for entry_id in changed & encyclopedia.entries.keys():
+                entry = encyclopedia.entries[entry_id]
+                touched.add(entry_src(entry_id))
+                touched.update(map(tag_src, entry.tags))
+                touched.add(category_src(entry.category))
+                touched.update(entry_src(link.target) for link in encyclopedia.links[entry_id])
+        return touched & set(self.page_sources())
+
     def hub_pages(self) -> Iterator[Page]:
         """Every page that lists entries: what must be redone when any entry changes."""
         yield self._render("tags.md.j2", TAGS_INDEX)

@@ -12,6 +12,8 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 import yaml
 
 from .site_build import FIXTURE_ENTRIES, REPO, make_project
@@ -71,20 +73,25 @@ def wait_for(condition, seconds: float) -> bool:
     return False
 
 
-def test_serve_rebuilds_when_an_entry_changes(tmp_path):
+@pytest.mark.parametrize("mode", [[], ["--dirty", "--no-strict"]], ids=["full", "preview"])  # as make serve runs it
+def test_serve_rebuilds_when_an_entry_changes(tmp_path, mode):
     project = tmp_path / "project"
     make_project(project, FIXTURE_ENTRIES)
     port = free_port()
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", "--dev-addr", f"127.0.0.1:{port}"],
+    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", *mode, "--dev-addr", f"127.0.0.1:{port}"],
                               cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base_path = urllib.parse.urlsplit(yaml.safe_load((REPO / "mkdocs.yml").read_text())["site_url"]).path
-    url = f"http://127.0.0.1:{port}{base_path}failures/beta-failure/"
+    base = f"http://127.0.0.1:{port}{base_path}"
     try:
-        assert wait_for(lambda: "Beta fragmentation" in (fetch(url) or ""), 90), "the preview never came up"
+        assert wait_for(lambda: "Beta fragmentation" in (fetch(base + "failures/beta-failure/") or ""), 90)
         entry = project / "entries" / "memory" / "beta-failure.yaml"
         entry.write_text(entry.read_text().replace("title: Beta fragmentation", "title: Beta fragmentation, edited"))
-        assert wait_for(lambda: "Beta fragmentation, edited" in (fetch(url) or ""), 60), "the edit never showed"
+        # The entry itself, an entry that links to it, and the hub of its tag all show the edit.
+        for page in ("failures/beta-failure/", "failures/alpha-failure/", "tags/beta-tag/"):
+            assert wait_for(lambda: "Beta fragmentation, edited" in (fetch(base + page) or ""), 60), page
+        # Pages the edit does not touch are still served.
+        assert "gamma-failure" in (fetch(base + "categories/performance/") or "")
         assert not list((project / "docs").rglob("beta-failure*")), "nothing generated is written into docs/"
     finally:
         server.terminate()
