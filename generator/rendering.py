@@ -23,7 +23,7 @@ from pathlib import Path
 
 import jinja2
 
-from . import markdown_text
+from . import graphs, markdown_text
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
 from .models import CONTRACT_VERSION, KEY_PATTERN, Entry, LiteralSignature, Taxonomy, entry_json_schema
 from .regex_subset import required_literal
@@ -187,6 +187,7 @@ class Renderer:
             "home.md.j2", HOME,
             top_tags=[tag for tag, _ in tag_counts.most_common(12)], tag_counts=tag_counts,
             recent=recent[:8], signature_count=len(encyclopedia.signatures),
+            category_bars=graphs.category_bars(encyclopedia), symptom_bars=graphs.symptom_bars(encyclopedia),
         )
 
     def entry_page(self, entry_id: str) -> Page:
@@ -196,6 +197,7 @@ class Renderer:
         return self._render(
             "entry.md.j2", entry_src(entry_id), edit_path=edit_path,
             entry=entry, links=self.encyclopedia.links[entry_id], keywords=search_keywords(entry),
+            graph=graphs.entry_graph(self.encyclopedia, entry_id),
             same_category=self.encyclopedia.same_category(entry),
             edit_url=self._edit_url(edit_path), source=edit_path,
         )
@@ -203,14 +205,16 @@ class Renderer:
     def tag_page(self, tag: str) -> Page:
         entries = self._ranked(self.encyclopedia.by_tag[tag])
         return self._render("tag.md.j2", tag_src(tag), tag=tag, info=self.encyclopedia.taxonomy.tags[tag],
-                            entries=entries, related_tags=self.encyclopedia.related_tags(tag))
+                            entries=entries, related_tags=self.encyclopedia.related_tags(tag),
+                            graph=graphs.hub_graph(self.encyclopedia, entries, exclude_tag=tag))
 
     def category_page(self, category: str) -> Page:
         entries = self._ranked(self.encyclopedia.by_category[category])
         tag_counts = Counter(tag for entry in entries for tag in set(entry.tags))
         return self._render("category.md.j2", category_src(category), category=category,
                             info=self.encyclopedia.taxonomy.categories[category], entries=entries,
-                            tags=[tag for tag, _ in tag_counts.most_common(10)], tag_counts=tag_counts)
+                            tags=[tag for tag, _ in tag_counts.most_common(10)], tag_counts=tag_counts,
+                            graph=graphs.hub_graph(self.encyclopedia, entries))
 
     # -- the JSON API -------------------------------------------------------------------
 
@@ -240,9 +244,12 @@ class Renderer:
     # -- helpers --------------------------------------------------------------------------
 
     def _render(self, template: str, src_uri: str, edit_path: str | None = None, **context) -> Page:
+        url_to = _url_linker(src_uri)
         markdown = self.env.get_template(template).render(
             enc=self.encyclopedia, taxonomy=self.encyclopedia.taxonomy,
-            link=_linker(src_uri), entry_src=entry_src, tag_src=tag_src, category_src=category_src,
+            link=_linker(src_uri), url_to=url_to, entry_src=entry_src,
+            node_url=lambda node: url_to(tag_src(node.target) if node.kind == "symptom" else entry_src(node.target)),
+            category_url=lambda bar: url_to(category_src(bar.target)), tag_url=lambda bar: url_to(tag_src(bar.target)), tag_src=tag_src, category_src=category_src,
             is_literal=lambda signature: isinstance(signature, LiteralSignature),
             pages={"home": HOME, "format": ENTRY_FORMAT, "tags": TAGS_INDEX, "categories": CATEGORIES_INDEX, "symptoms": SYMPTOMS_INDEX,
                    "signatures": SIGNATURES_INDEX, "diagnose": DIAGNOSE},
@@ -332,6 +339,16 @@ def _type_of(spec: dict) -> str:
     if kind == "string" and spec.get("format") == "uri":
         return "http(s) URL"
     return {"string": "text"}.get(kind, kind)
+
+
+def _url_linker(from_src: str):
+    """Like `_linker`, for raw HTML (pictures): relative site URLs, which no engine rewrites."""
+    up = "../" * url_of(from_src).count("/")
+
+    def url_to(to_src: str) -> str:
+        return up + url_of(to_src)
+
+    return url_to
 
 
 def _linker(from_src: str):
