@@ -16,6 +16,7 @@ MkDocs converts and writes just those. A full build is always complete.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from dataclasses import dataclass, field
@@ -33,6 +34,23 @@ from .problems import EntriesFolderError
 from .rendering import HOME, Renderer, SiteOptions
 
 log = logging.getLogger("mkdocs.plugins.encyclopedia")
+
+
+def _compact_search_index(path: Path) -> None:
+    """Drop the search index's empty sections (runs after Material's search plugin wrote it).
+
+    The long prose of an entry is kept out of search with `data-search-exclude`, but
+    Material still writes one document per heading, holding only the page's title and
+    an anchor; with a dozen per entry they were a third of the index."""
+    try:
+        index = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    docs = index.get("docs", [])
+    kept = [doc for doc in docs if doc.get("text") or "#" not in doc.get("location", "")]
+    if len(kept) != len(docs):
+        index["docs"] = kept
+        path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
 
 
 class EncyclopediaConfig(Config):
@@ -94,6 +112,9 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         if self.preview is not None:
             self.preview.encyclopedia, self.preview.markdown, self.preview.static = encyclopedia, markdown, static
         return files
+
+    def on_post_build(self, config) -> None:
+        _compact_search_index(Path(config.site_dir) / "search" / "search_index.json")
 
     def on_serve(self, server, config, builder):
         server.watch(str(self.entries_dir))

@@ -233,3 +233,14 @@ def test_invalid_entries_stop_the_build_with_located_lines(tmp_path):
     assert "Traceback" not in result.stderr
     assert not (project / "site" / "failures").exists()
     assert not any(path.name.endswith(".md") and "failures" in str(path) for path in (project / "docs").rglob("*"))
+
+
+def test_search_index_holds_answers_symptoms_and_signatures_not_prose(site):
+    index = json.loads((site / "search" / "search_index.json").read_text())
+    alpha = " ".join(doc["text"] for doc in index["docs"] if doc["location"].startswith("failures/alpha-failure/"))
+    assert "The alpha model runs out of GPU memory" in alpha  # the quick answer
+    assert "OOM on the very first step." in alpha  # a symptom
+    assert "ALPHA_STATUS_ALLOC_FAILED" in alpha  # a signature
+    assert "The allocator cannot find a free block" not in alpha  # the mechanism: long prose stays out
+    assert "Rarely, because inference keeps no activations" not in alpha  # FAQ answers too
+    assert all(doc["text"] or "#" not in doc["location"] for doc in index["docs"]), "no empty section documents"
