@@ -3,7 +3,8 @@
     .venv/bin/python bench/run_all.py [--quick]
 
 Runs bench/validate.py (2,000 and 10,000 entries), bench/build.py (200, 2,000 and
-10,000; --quick stops at 2,000) and bench/diagnose.py (2,000 entries, 200 MB log),
+10,000; --quick stops at 2,000), bench/diagnose.py (2,000 entries, 200 MB log),
+bench/search.py and bench/preview.py (2,000 entries),
 prints their tables and writes them to bench/results/latest.md with the machine's
 description. Several minutes; nothing here is run by the test suite.
 """
@@ -34,6 +35,8 @@ def main() -> None:
         run("validate.py", "2000", "10000"),
         run("build.py", "200", "2000", *(() if quick else ("10000",))),
         run("diagnose.py", "--entries", "2000", "--megabytes", "200"),
+        run("search.py", "2000"),
+        run("preview.py", "2000"),
     ]
     header = (f"# Benchmarks\n\n{platform.platform()}, Python {platform.python_version()}, "
               f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}\n\n")
