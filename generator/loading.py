@@ -16,7 +16,7 @@ from pathlib import Path
 from .encyclopedia import Encyclopedia
 from .models import Entry, Taxonomy
 from .problems import FILE_FIELD, EntriesFolderError, Problem
-from .validation import Located, check_corpus, check_entry, check_taxonomy, tag_aliases, validate_model
+from .validation import CorpusLocated, Located, check_corpus, check_entry, check_taxonomy, tag_aliases, validate_model
 from .yaml_source import read_yaml_file
 
 TAXONOMY_FILE = "taxonomy.yaml"
@@ -80,7 +80,7 @@ class _FileResult:
 
     problems: list[Problem]
     entry: Entry | None
-    located: Located | None
+    located: CorpusLocated | None
     claimed_ids: set[str]
 
 
@@ -107,7 +107,7 @@ def _load(entries_arg: str, cache: FileCache | None) -> LoadResult:
     aliases = tag_aliases(taxonomy) if taxonomy else {}
     taxonomy_stamp = _stamp(entries_dir / TAXONOMY_FILE)
 
-    valid: list[tuple[Entry, Located]] = []
+    valid: list[tuple[Entry, CorpusLocated]] = []
     invalid_ids: set[str] = set()
     sources: dict[str, str] = {}
     for path in files:
@@ -152,8 +152,9 @@ def _read_entry(path: Path, shown: str, taxonomy: Taxonomy | None, aliases: dict
     located = Located(shown, document.data)
     entry, model_problems = validate_model(Entry, located)
     problems = [*document.problems, *model_problems, *check_entry(located, path.stem, taxonomy, aliases)]
-    claimed = _claimed_ids(document.data) if entry is None else set()
-    return _FileResult(problems, entry, located, claimed)
+    if entry is None:
+        return _FileResult(problems, None, None, _claimed_ids(document.data))
+    return _FileResult(problems, entry, CorpusLocated(located), set())
 
 
 def _claimed_ids(data: dict) -> set[str]:

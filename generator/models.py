@@ -68,7 +68,11 @@ def _check_key(value: str) -> str:
 def _check_url(value: str) -> str:
     if value.startswith(PLACEHOLDER):
         raise PydanticCustomError("placeholder", "still holds the placeholder written by `new`; replace it")
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises for a port that is not a number in range
+    except ValueError:
+        raise PydanticCustomError("url", "is not a well-formed URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise PydanticCustomError("url", "must be an absolute http:// or https:// URL")
     if any(char.isspace() or ord(char) < 32 for char in value):
@@ -204,9 +208,23 @@ Signature = Annotated[
 ]
 
 
+def _check_language(value: str) -> str:
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    try:
+        get_lexer_by_name(value)
+    except ClassNotFound:
+        raise PydanticCustomError(
+            "language", "'{value}' is not a Pygments lexer name; use e.g. python, bash, console, json, yaml or text",
+            {"value": value},
+        ) from None
+    return value
+
+
 class CodeSnippet(_Model):
     label: Text = Field(description="The tab's title, e.g. 'DeepSpeed config'.")
-    language: Annotated[str, Strict(), AfterValidator(_check_text)] = Field(
+    language: Annotated[str, Strict(), AfterValidator(_check_text), AfterValidator(_check_language)] = Field(
         description="A Pygments lexer name, e.g. python, bash, json, yaml."
     )
     source: Text = Field(description="The code, shown as written.")

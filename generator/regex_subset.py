@@ -410,12 +410,12 @@ def _plain_char(node) -> str | None:
 # -- the public check -----------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=1024)
 def check_portable(pattern: str) -> re.Pattern[str]:
     """Return the compiled Python pattern, or raise `RegexError` saying what to change.
 
-    Cached: validation asks for each pattern more than once, and a corpus holds
-    thousands of them."""
+    Cached: validation asks for each pattern twice in a row (the model, then the
+    examples). Bounded: compiled patterns are large, and a corpus has tens of thousands."""
     if not isinstance(pattern, str) or not pattern:
         raise RegexError("the pattern is empty")
     if len(pattern) > MAX_PATTERN_LENGTH:

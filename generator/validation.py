@@ -78,6 +78,23 @@ class Located:
         return Mark(*mark)
 
 
+class CorpusLocated:
+    """Where the fields that the corpus rules report on sit in one file: just those
+    marks, so a large corpus need not keep every file's whole tree in memory."""
+
+    def __init__(self, located: Located):
+        self.path = located.path
+        data = located.data
+        locs: list[Loc] = [("id",)]
+        locs += [("former_ids", index) for index, _ in _strings(data.get("former_ids"))]
+        locs += [("related", index, "id") for index, _ in _mappings(data.get("related"))]
+        self.marks = {loc: located.mark(loc) for loc in locs}
+
+    def problem(self, loc: Loc, message: str) -> Problem:
+        line, column = self.marks.get(loc, Mark(1, 1))
+        return Problem(self.path, line, column, field_path(loc), message)
+
+
 def field_path(loc: Loc) -> str:
     parts = [f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc]
     return "".join(parts).lstrip(".") or "(file)"
@@ -302,7 +319,8 @@ def check_taxonomy(taxonomy: Taxonomy, located: Located) -> Iterator[Problem]:
 # -- layer 3: the corpus ------------------------------------------------------------------
 
 
-def check_corpus(entries: list[tuple[Entry, Located]], invalid_ids: set[str] = frozenset()) -> Iterator[Problem]:
+def check_corpus(entries: list[tuple[Entry, Located | CorpusLocated]],
+                 invalid_ids: set[str] = frozenset()) -> Iterator[Problem]:
     """Uniqueness of ids and former ids, and relations that resolve.
 
     `invalid_ids` are the ids of files that failed validation: a link to one of
@@ -340,7 +358,8 @@ def check_corpus(entries: list[tuple[Entry, Located]], invalid_ids: set[str] = f
     yield from _check_resolved_duplicates(entries, former_owner)
 
 
-def _check_resolved_duplicates(entries: list[tuple[Entry, Located]], former_owner: dict[str, str]) -> Iterator[Problem]:
+def _check_resolved_duplicates(entries: list[tuple[Entry, Located | CorpusLocated]],
+                               former_owner: dict[str, str]) -> Iterator[Problem]:
     """`related` naming one entry twice, once by its id and once by a former id."""
     for entry, located in entries:
         seen: dict[str, str] = {}

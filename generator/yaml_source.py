@@ -172,27 +172,18 @@ class _TreeBuilder:
         self.root: Any = _NO_KEY
         self.root_mark: Position = (1, 1)
         self.documents = 0
-        self.dispatch = {
-            yaml.ScalarEvent: self._on_scalar,
-            yaml.MappingStartEvent: self._on_mapping_start,
-            yaml.SequenceStartEvent: self._on_sequence_start,
-            yaml.MappingEndEvent: self._on_end,
-            yaml.SequenceEndEvent: self._on_end,
-            yaml.AliasEvent: self._on_alias,
-            yaml.DocumentStartEvent: self._on_document_start,
-        }
 
     def build(self, text: str) -> LocatedDict:
         parser = _Parser(text)
-        dispatch = self.dispatch
-        try:
+        dispatch = _DISPATCH  # plain functions: bound methods here would make a reference
+        try:              # cycle, and loading runs with the cyclic collector paused
             while True:
                 event = parser.get_event()
                 if event is None or type(event) is yaml.StreamEndEvent:
                     break
                 handler = dispatch.get(type(event))
                 if handler is not None:
-                    handler(event)
+                    handler(self, event)
         except yaml.MarkedYAMLError as error:
             raise _syntax_problem(error, text) from None
         except yaml.reader.ReaderError as error:  # a character YAML does not allow
@@ -300,6 +291,17 @@ class _TreeBuilder:
             self.display_path, again[0], again[1], _field_of(self.stack, key),
             f"duplicate key '{key}' (first at line {first[0]}); YAML keeps only one, so remove or merge them",
         ))
+
+
+_DISPATCH = {
+    yaml.ScalarEvent: _TreeBuilder._on_scalar,
+    yaml.MappingStartEvent: _TreeBuilder._on_mapping_start,
+    yaml.SequenceStartEvent: _TreeBuilder._on_sequence_start,
+    yaml.MappingEndEvent: _TreeBuilder._on_end,
+    yaml.SequenceEndEvent: _TreeBuilder._on_end,
+    yaml.AliasEvent: _TreeBuilder._on_alias,
+    yaml.DocumentStartEvent: _TreeBuilder._on_document_start,
+}
 
 
 def _tag_message(tag: str) -> str:

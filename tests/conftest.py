@@ -77,3 +77,29 @@ class Corpus:
 @pytest.fixture
 def corpus(tmp_path: Path) -> Corpus:
     return Corpus(tmp_path / "entries")
+
+
+def _built(tmp_path_factory, entries: Path, name: str) -> Path:
+    from .site_build import build, make_project
+
+    project = tmp_path_factory.mktemp(name)
+    make_project(project, entries)
+    result = build(project)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return project / "site"
+
+
+@pytest.fixture(scope="session")
+def fixture_site(tmp_path_factory) -> Path:
+    """The site built once from tests/fixtures/site/entries with the project's mkdocs.yml (read only)."""
+    from .site_build import FIXTURE_ENTRIES
+
+    return _built(tmp_path_factory, FIXTURE_ENTRIES, "fixture-site")
+
+
+@pytest.fixture(scope="session")
+def project_site(tmp_path_factory) -> Path:
+    """The site built once from the shipped entries (read only)."""
+    from .site_build import REPO
+
+    return _built(tmp_path_factory, REPO / "entries", "project-site")

@@ -10,22 +10,12 @@ from pathlib import Path
 import pytest
 
 from .browser import WatchedPage, browser, serve
-from .site_build import FIXTURE_ENTRIES, build, make_project
 from .test_diagnose import CASES, FIXTURES
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    project = tmp_path_factory.mktemp("diagnose-site")
-    make_project(project, FIXTURE_ENTRIES)
-    result = build(project)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return project / "site"
-
-
-@pytest.fixture(scope="module")
-def page(site):
-    with serve(site) as base_url, browser() as chromium:
+def page(fixture_site):
+    with serve(fixture_site) as base_url, browser() as chromium:
         watched = WatchedPage(chromium.new_page(), base_url)
         watched.page.goto(base_url + "diagnose/")
         yield watched

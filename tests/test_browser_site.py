@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from .browser import WatchedPage, browser, serve
-from .site_build import REPO, build, make_project
+from .site_build import REPO
 
 A11Y_PAGES = ["", "failures/nccl-watchdog-timeout/", "tags/nccl/", "categories/memory/", "symptoms/", "diagnose/"]
 OOM_FAMILY = {"cuda-oom-forward", "cuda-oom-backward", "cuda-memory-fragmentation", "caching-allocator-debugging",
@@ -24,17 +24,8 @@ SEARCHES = [  # (what a reader types or pastes, entries of which one must be amo
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    project = tmp_path_factory.mktemp("project-site")
-    make_project(project, REPO / "entries")
-    result = build(project)
-    assert result.returncode == 0, result.stderr[-2000:]
-    return project / "site"
-
-
-@pytest.fixture(scope="module")
-def page(site):
-    with serve(site) as base_url, browser() as chromium:
+def page(project_site):
+    with serve(project_site) as base_url, browser() as chromium:
         yield WatchedPage(chromium.new_page(viewport={"width": 1280, "height": 900}), base_url)
 
 

@@ -10,15 +10,12 @@ from bs4 import BeautifulSoup
 from generator.graphs import entry_graph, hub_graph
 from generator.loading import load_encyclopedia
 
-from .site_build import FIXTURE_ENTRIES, build, make_project
+from .site_build import FIXTURE_ENTRIES
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    project = tmp_path_factory.mktemp("graph-site")
-    make_project(project, FIXTURE_ENTRIES)
-    assert build(project).returncode == 0
-    return project / "site"
+def site(fixture_site) -> Path:
+    return fixture_site
 
 
 def soup(site: Path, path: str) -> BeautifulSoup:

@@ -19,12 +19,8 @@ ENTRY_SECTIONS = [
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    project = tmp_path_factory.mktemp("site-project")
-    make_project(project, FIXTURE_ENTRIES)
-    result = build(project)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return project / "site"
+def site(fixture_site) -> Path:
+    return fixture_site
 
 
 def page(site: Path, path: str) -> BeautifulSoup:

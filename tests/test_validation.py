@@ -343,3 +343,14 @@ def test_raw_values_stay_text(corpus):
     corpus.entry(tags="[oom, deepspeed]", title="'<script>alert(1)</script>'")
     result = load_encyclopedia(corpus.root)
     assert result.encyclopedia.entries["cuda-oom-example"].title == "<script>alert(1)</script>"
+
+
+def test_code_language_is_a_pygments_lexer(corpus):
+    corpus.entry(fix="\n  summary: Fix.\n  code:\n    - label: L\n      language: notalanguage\n      source: x")
+    problem = only(corpus)
+    assert problem.field == "fix.code[0].language" and "Pygments" in problem.message
+
+
+def test_url_with_a_broken_port(corpus):
+    corpus.entry(references="\n  - title: T\n    url: https://example.org:99999/x")
+    assert only(corpus).field == "references[0].url"
