@@ -19,6 +19,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import yaml
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -56,9 +58,10 @@ def measure(project: Path, mode: list[str], edits: int) -> tuple[float, list[flo
         first = wait_for(url, "synthetic-00007", 1800)
         timings = []
         for number in range(edits):
-            text = entry.read_text()
+            data = yaml.safe_load(entry.read_text())
             marker = f"Edited title {number}"
-            entry.write_text(text.replace("title: ", f"title: {marker} ", 1))
+            data["title"] = f"{marker} {data['title']}"
+            entry.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
             timings.append(wait_for(url, marker, 600))
         return first, timings
     finally:
