@@ -11,6 +11,7 @@ omitted field is fine, an explicit ``null``, ``''`` or ``[]`` is an error.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from typing import Annotated, Any, Literal, Union
 from urllib.parse import urlsplit
@@ -208,17 +209,19 @@ Signature = Annotated[
 ]
 
 
-def _check_language(value: str) -> str:
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
+@functools.cache
+def _lexer_names() -> frozenset[str]:
+    from pygments.lexers import get_all_lexers
 
-    try:
-        get_lexer_by_name(value)
-    except ClassNotFound:
+    return frozenset(alias.lower() for _, aliases, _, _ in get_all_lexers() for alias in aliases)
+
+
+def _check_language(value: str) -> str:
+    if value.lower() not in _lexer_names():
         raise PydanticCustomError(
             "language", "'{value}' is not a Pygments lexer name; use e.g. python, bash, console, json, yaml or text",
             {"value": value},
-        ) from None
+        )
     return value
 
 

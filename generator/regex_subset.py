@@ -21,6 +21,8 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+import re2
+
 MAX_PATTERN_LENGTH = 2_000
 MAX_GROUP_DEPTH = 32
 MAX_REPEAT = 1_000  # RE2's own limit on counted repetition
@@ -411,11 +413,14 @@ def _plain_char(node) -> str | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def check_portable(pattern: str) -> re.Pattern[str]:
-    """Return the compiled Python pattern, or raise `RegexError` saying what to change.
+def check_portable(pattern: str):
+    """Return the pattern compiled by RE2 (the engine `diagnose` matches logs with), or
+    raise `RegexError` saying what to change.
 
-    Cached: validation asks for each pattern twice in a row (the model, then the
-    examples). Bounded: compiled patterns are large, and a corpus has tens of thousands."""
+    The grammar above admits only what Python's `re`, RE2 and JavaScript read alike,
+    so compiling with RE2 here checks the last engine-specific limits (sizes) without
+    paying for a second compile. Cached: validation asks for each pattern twice in a
+    row (the model, then the examples). Bounded: a corpus has tens of thousands."""
     if not isinstance(pattern, str) or not pattern:
         raise RegexError("the pattern is empty")
     if len(pattern) > MAX_PATTERN_LENGTH:
@@ -427,19 +432,6 @@ def check_portable(pattern: str) -> re.Pattern[str]:
         raise RegexError("the pattern can match the empty string, so it would match every line")
     _check_backtracking(tree)
     try:
-        compiled = re.compile(pattern, re.ASCII)
-    except re.error as error:  # pragma: no cover - the grammar above is stricter
-        raise RegexError(f"Python cannot compile it: {error.msg}", error.pos) from None
-    _check_re2(pattern)
-    return compiled
-
-
-def _check_re2(pattern: str) -> None:
-    try:
-        import re2
-    except ImportError:  # pragma: no cover - google-re2 is a dependency
-        return
-    try:
-        re2.compile(pattern)
+        return re2.compile(pattern)
     except Exception as error:  # re2 raises its own error type
         raise RegexError(f"RE2 cannot compile it: {error}") from None
