@@ -9,9 +9,12 @@ Nothing is ever written into `docs/`.
 
 Live preview (`mkdocs serve --dirty`, what `make serve` runs): the plugin keeps
 its state between rebuilds (it has `on_startup`, so MkDocs keeps the instance),
-re-reads only the entry files that changed, renders only the pages that show
-something of the changed entries, and marks every other page unmodified, so
-MkDocs converts and writes just those. A full build is always complete.
+re-reads only the entry files that changed and marks every page it did not
+re-render unmodified, so MkDocs converts and writes just those. An edit is shown
+in two rebuilds: the first renders the changed entries' pages and those they link
+to (about a second at 2,000 entries); it then touches a file in a folder of its own
+that `mkdocs serve` watches, and the second rebuild catches up on the hubs and
+indexes that list the entry, and the JSON API. A full build is always complete.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,12 +64,14 @@ class EncyclopediaConfig(Config):
 
 @dataclass
 class _Preview:
-    """What the previous build of a live preview produced."""
+    """What the previous build of a live preview produced, and what it still owes."""
 
     files: FileCache = field(default_factory=dict)
     encyclopedia: Encyclopedia | None = None
     markdown: dict[str, str] = field(default_factory=dict)  # page source path -> Markdown
     static: dict[str, str] = field(default_factory=dict)  # static file path -> content
+    pending: set[str] = field(default_factory=set)  # hub pages to redo in the next rebuild
+    wake: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="encyclopedia-preview-")))
 
 
 class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
@@ -104,7 +110,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             generated.edit_uri = edit_paths.get(src_uri)
             self._mark_unchanged(generated, src_uri not in rendered)
             files.append(generated)
-        static = {item.dest_uri: item.content for item in renderer.static_files()}
+        static = self._static_files(renderer, bool(rendered) and len(rendered) < len(markdown))
         for dest_uri, content in static.items():
             generated = File.generated(config, dest_uri, content=content)
             self._mark_unchanged(generated, self.preview is not None and self.preview.static.get(dest_uri) == content)
@@ -123,39 +129,63 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
 
     def on_post_build(self, config) -> None:
         _compact_search_index(Path(config.site_dir) / "search" / "search_index.json")
+        if self.preview is not None and self.preview.pending:
+            # Wake `mkdocs serve` for a second rebuild that catches up on the hubs.
+            (self.preview.wake / "pending").write_text(str(len(self.preview.pending)))
 
     def on_serve(self, server, config, builder):
         server.watch(str(self.entries_dir))
         server.watch(str(self.templates_dir))
+        if self.preview is not None:
+            server.watch(str(self.preview.wake))
         return server
 
     def _markdown(self, renderer: Renderer) -> tuple[dict[str, str], dict[str, str | None], set[str]]:
         """Every page's Markdown, and which pages were rendered in this build.
 
         In a live preview after the first build, only the pages that show something of
-        the entries that changed are rendered; the others keep their previous Markdown."""
-        previous = self.preview.encyclopedia if self.preview else None
+        the entries that changed are rendered now (hubs one rebuild later); the others
+        keep their previous Markdown."""
+        preview = self.preview
+        previous = preview.encyclopedia if preview else None
         if previous is None or previous.taxonomy != renderer.encyclopedia.taxonomy:
             pages = list(renderer.pages())
+            if preview:
+                preview.pending = set()
             return ({page.src_uri: page.markdown for page in pages},
                     {page.src_uri: page.edit_path for page in pages}, {page.src_uri for page in pages})
         current = renderer.encyclopedia
         changed = {entry_id for entry_id in previous.entries.keys() | current.entries.keys()
                    if previous.entries.get(entry_id) != current.entries.get(entry_id)
                    or previous.sources.get(entry_id) != current.sources.get(entry_id)}
-        touched = renderer.pages_touched_by(changed, previous) if changed else set()
+        entry_pages, hub_pages = renderer.pages_touched_by(changed, previous) if changed else (set(), set())
+        now = entry_pages | (preview.pending & set(renderer.page_sources()))
+        preview.pending = hub_pages - now
         markdown, edit_paths = {}, {}
         for src_uri in renderer.page_sources():
-            if src_uri in touched or src_uri not in self.preview.markdown:
+            if src_uri in now or src_uri not in preview.markdown:
                 page = renderer.page(src_uri)
-                touched.add(src_uri)
+                now.add(src_uri)
                 markdown[src_uri], edit_paths[src_uri] = page.markdown, page.edit_path
             else:
-                markdown[src_uri] = self.preview.markdown[src_uri]
+                markdown[src_uri] = preview.markdown[src_uri]
                 entry_id = src_uri.split("/")[1] if src_uri.startswith("failures/") else None
                 edit_paths[src_uri] = (f"{self.options.entries_path}/{current.sources[entry_id]}" if entry_id else None)
-        log.info("encyclopedia: preview rebuilt %d of %d pages", len(touched), len(markdown))
-        return markdown, edit_paths, touched
+        log.info("encyclopedia: preview rebuilt %d of %d pages; %d hub pages follow", len(now), len(markdown),
+                 len(preview.pending))
+        return markdown, edit_paths, now
+
+    def _static_files(self, renderer: Renderer, partial: bool) -> dict[str, str]:
+        """The JSON API and redirects. A preview's quick rebuild keeps the previous API files
+        (serialising every entry again takes half a second at 2,000 entries); the
+        catching-up rebuild that follows it writes them."""
+        preview = self.preview
+        if partial and preview is not None and preview.static and preview.pending:
+            static = dict(preview.static)
+            for item in renderer.static_files(api=False):
+                static[item.dest_uri] = item.content
+            return static
+        return {item.dest_uri: item.content for item in renderer.static_files()}
 
     def _mark_unchanged(self, generated: File, unchanged: bool) -> None:
         """Let a dirty (preview) build skip a page whose output is already on disk."""

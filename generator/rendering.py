@@ -137,19 +137,22 @@ class Renderer:
         kind, key, _ = src_uri.split("/")
         return {"failures": self.entry_page, "tags": self.tag_page, "categories": self.category_page}[kind](key)
 
-    def pages_touched_by(self, changed: set[str], before: Encyclopedia) -> set[str]:
-        """The pages that show something of the `changed` entries, before or after the change:
-        their own pages, their tags' and category's hubs, the entries they link to and the
-        indexes. (Other entries' "more failures" lists may keep an old title until a full build.)"""
-        touched = {HOME, TAGS_INDEX, CATEGORIES_INDEX, SYMPTOMS_INDEX, SIGNATURES_INDEX}
+    def pages_touched_by(self, changed: set[str], before: Encyclopedia) -> tuple[set[str], set[str]]:
+        """The pages that show something of the `changed` entries, before or after the change,
+        as (entry pages, hub pages): the entries themselves and those they link to, then
+        their tags' and category's hubs and the site-wide indexes. A live preview shows the
+        first at once and catches up on the second right after."""
+        entries: set[str] = set()
+        hubs = {HOME, TAGS_INDEX, CATEGORIES_INDEX, SYMPTOMS_INDEX, SIGNATURES_INDEX}
         for encyclopedia in (before, self.encyclopedia):
             for entry_id in changed & encyclopedia.entries.keys():
                 entry = encyclopedia.entries[entry_id]
-                touched.add(entry_src(entry_id))
-                touched.update(map(tag_src, entry.tags))
-                touched.add(category_src(entry.category))
-                touched.update(entry_src(link.target) for link in encyclopedia.links[entry_id])
-        return touched & set(self.page_sources())
+                entries.add(entry_src(entry_id))
+                entries.update(entry_src(link.target) for link in encyclopedia.links[entry_id])
+                hubs.update(map(tag_src, entry.tags))
+                hubs.add(category_src(entry.category))
+        existing = set(self.page_sources())
+        return entries & existing, hubs & existing
 
     def hub_pages(self) -> Iterator[Page]:
         """Every page that lists entries: what must be redone when any entry changes."""
@@ -168,9 +171,11 @@ class Renderer:
                             taxonomy_schema=describe_schema(Taxonomy.model_json_schema()),
                             contract_version=CONTRACT_VERSION)
 
-    def static_files(self) -> Iterator[StaticFile]:
-        yield StaticFile(ENTRIES_API, json.dumps(self.entries_api(), ensure_ascii=False, separators=(",", ":")))
-        yield StaticFile(SIGNATURES_API, json.dumps(self.signatures_api(), ensure_ascii=False, separators=(",", ":")))
+    def static_files(self, api: bool = True) -> Iterator[StaticFile]:
+        """The JSON API (unless `api` is False) and the redirects of former ids."""
+        if api:
+            yield StaticFile(ENTRIES_API, json.dumps(self.entries_api(), ensure_ascii=False, separators=(",", ":")))
+            yield StaticFile(SIGNATURES_API, json.dumps(self.signatures_api(), ensure_ascii=False, separators=(",", ":")))
         for former, entry_id in self.encyclopedia.former_ids.items():
             html = self.env.get_template("redirect.html.j2").render(
                 target=f"../{entry_id}/", title=self.encyclopedia.entries[entry_id].title
