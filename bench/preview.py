@@ -3,8 +3,8 @@
     .venv/bin/python bench/preview.py [N] [--full]
 
 Starts the preview on N synthetic entries, waits for the first build, then edits one
-entry's title three times and measures how long each edit takes to show on that
-entry's page (polled over HTTP every 50 ms). With --full, also measures the plain
+entry's title three times, 4 s apart, and measures how long each edit takes to show
+on that entry's page (polled over HTTP every 50 ms). With --full, also measures the plain
 `mkdocs serve`, which rebuilds every page. Target at 2,000 entries: within 2 s.
 """
 
@@ -26,6 +26,9 @@ sys.path.insert(0, str(REPO))
 
 from bench.synthetic import make_corpus  # noqa: E402
 from tests.site_build import make_project  # noqa: E402
+
+
+PAUSE = 4.0  # seconds between an edit showing and the next edit
 
 
 def fetch(url: str) -> str:
@@ -63,6 +66,7 @@ def measure(project: Path, mode: list[str], edits: int) -> tuple[float, list[flo
             data["title"] = f"{marker} {data['title']}"
             entry.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
             timings.append(wait_for(url, marker, 600))
+            time.sleep(PAUSE)  # a contributor reads the page before the next edit
         return first, timings
     finally:
         server.terminate()

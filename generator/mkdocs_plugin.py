@@ -13,8 +13,9 @@ re-reads only the entry files that changed and marks every page it did not
 re-render unmodified, so MkDocs converts and writes just those. An edit is shown
 in two rebuilds: the first renders the changed entries' pages and those they link
 to (about a second at 2,000 entries); it then touches a file in a folder of its own
-that `mkdocs serve` watches, and the second rebuild catches up on the hubs and
-indexes that list the entry, and the JSON API. A full build is always complete.
+that `mkdocs serve` watches, and the second rebuild catches up on the tag and
+category hubs, the home page and the JSON API. The site-wide symptom and signature
+indexes (seconds each at 2,000 entries) are redone by a full build or a restart.
 """
 
 from __future__ import annotations
