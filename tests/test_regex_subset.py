@@ -72,3 +72,17 @@ def test_error_names_the_position():
 def test_deep_group_nesting_is_rejected_not_crashing():
     with pytest.raises(RegexError, match="deeper"):
         check_portable("(" * 500 + "a" + ")" * 500)
+
+
+@pytest.mark.parametrize("pattern,needle", [
+    (r"Tried to allocate [0-9.]+ [KMG]iB", "Tried to allocate "),
+    (r"(?:an )?illegal memory access", "illegal memory access"),
+    (r"torch\.cuda\.OutOfMemoryError", "torch.cuda.OutOfMemoryError"),
+    (r"CUDA error: (?:an illegal|invalid) x", "CUDA error: "),
+    (r"a|b", None),
+    (r"\d+ GiB", " GiB"),
+])
+def test_required_literal_is_in_every_match(pattern, needle):
+    from generator.regex_subset import required_literal
+
+    assert required_literal(pattern) == needle
