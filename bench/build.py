@@ -12,7 +12,6 @@ page size at 2,000 within 1.1x of that at 200; search index <= 2 KB per entry.
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -79,7 +78,6 @@ def main(counts: list[int]) -> None:
         print(f"{count:>6} {build:>8.1f} {peak:>9.0f} {stage:>12.2f} {stage / build:>6.1%} "
               f"{mean_page / 1024:>13.1f} {largest_page / 1024:>12.1f} {index / 1024:>9.0f} {index / 1024 / count:>15.2f}")
     if len(rows) > 1:
-        (small, *_), (large, *_) = rows[0], rows[-1]
         print(f"build({rows[-1][0]}) / build({rows[0][0]}) = {rows[-1][1] / rows[0][1]:.1f} for {rows[-1][0] / rows[0][0]:.0f}x entries; "
               f"mean page ratio = {rows[-1][4] / rows[0][4]:.2f}")
 

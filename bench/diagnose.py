@@ -19,7 +19,6 @@ import argparse
 import os
 import random
 import re
-import resource
 import subprocess
 import sys
 import tempfile

@@ -3,7 +3,6 @@ nothing sent anywhere, and a 20 MB log that leaves the page responsive."""
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 

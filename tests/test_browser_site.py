@@ -4,7 +4,6 @@ or critical accessibility violations (axe-core)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -8,9 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
-from .conftest import entry_yaml
 
 REPO = Path(__file__).resolve().parent.parent
 
