@@ -37,10 +37,8 @@ class Link:
 @dataclass(frozen=True, slots=True)
 class SignatureRef:
     entry_id: str
-    index: int  # position in the entry's `signatures`
     kind: str  # "literal" or "regex"
     pattern: str
-    note: str | None
 
 
 class Encyclopedia:
@@ -95,11 +93,11 @@ class Encyclopedia:
     def signatures(self) -> list[SignatureRef]:
         refs = []
         for entry in self.entries.values():
-            for index, signature in enumerate(entry.signatures or ()):
+            for signature in entry.signatures or ():
                 if isinstance(signature, LiteralSignature):
-                    refs.append(SignatureRef(entry.id, index, "literal", signature.literal, signature.note))
+                    refs.append(SignatureRef(entry.id, "literal", signature.literal))
                 else:
-                    refs.append(SignatureRef(entry.id, index, "regex", signature.regex, signature.note))
+                    refs.append(SignatureRef(entry.id, "regex", signature.regex))
         return refs
 
     @cached_property

@@ -70,6 +70,7 @@ class _Preview:
     files: FileCache = field(default_factory=dict)
     encyclopedia: Encyclopedia | None = None
     markdown: dict[str, str] = field(default_factory=dict)  # page source path -> Markdown
+    edit_paths: dict[str, str | None] = field(default_factory=dict)  # page source path -> its YAML file
     static: dict[str, str] = field(default_factory=dict)  # static file path -> content
     pending: set[str] = field(default_factory=set)  # hub pages to redo in the next rebuild
     wake: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="encyclopedia-preview-")))
@@ -117,7 +118,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             self._mark_unchanged(generated, self.preview is not None and self.preview.static.get(dest_uri) == content)
             files.append(generated)
         if self.preview is not None:
-            self.preview.encyclopedia, self.preview.markdown, self.preview.static = encyclopedia, markdown, static
+            self.preview.encyclopedia, self.preview.static = encyclopedia, static
+            self.preview.markdown, self.preview.edit_paths = markdown, edit_paths
         return files
 
     def on_page_content(self, html, *, page, config, files):
@@ -168,10 +170,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
                 page = renderer.page(src_uri)
                 now.add(src_uri)
                 markdown[src_uri], edit_paths[src_uri] = page.markdown, page.edit_path
-            else:
-                markdown[src_uri] = preview.markdown[src_uri]
-                entry_id = src_uri.split("/")[1] if src_uri.startswith("failures/") else None
-                edit_paths[src_uri] = (f"{self.options.entries_path}/{current.sources[entry_id]}" if entry_id else None)
+            else:  # unchanged, and so is its source file (a moved file counts as a change)
+                markdown[src_uri], edit_paths[src_uri] = preview.markdown[src_uri], preview.edit_paths[src_uri]
         log.info("encyclopedia: preview rebuilt %d of %d pages; %d hub pages follow", len(now), len(markdown),
                  len(preview.pending))
         return markdown, edit_paths, now
