@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 
+from .matcher import Signature
 from .models import Entry, LiteralSignature, Taxonomy
 
 # A declared relation seen from the other side.
@@ -32,13 +33,6 @@ class Link:
     relation: str
     note: str | None
     declared: bool  # False when derived from the other entry's declaration
-
-
-@dataclass(frozen=True, slots=True)
-class SignatureRef:
-    entry_id: str
-    kind: str  # "literal" or "regex"
-    pattern: str
 
 
 class Encyclopedia:
@@ -90,14 +84,15 @@ class Encyclopedia:
         return index
 
     @cached_property
-    def signatures(self) -> list[SignatureRef]:
+    def signatures(self) -> list[Signature]:
         refs = []
         for entry in self.entries.values():
             for signature in entry.signatures or ():
                 if isinstance(signature, LiteralSignature):
-                    refs.append(SignatureRef(entry.id, "literal", signature.literal))
+                    kind, pattern = "literal", signature.literal
                 else:
-                    refs.append(SignatureRef(entry.id, "regex", signature.regex))
+                    kind, pattern = "regex", signature.regex
+                refs.append(Signature(entry.id, kind, pattern, bool(signature.supporting), signature.source))
         return refs
 
     @cached_property

@@ -7,9 +7,10 @@ where some signature matches are looked at line by line, and only for the
 signatures that matched there. Each match is checked against its line cut to
 `MAX_LINE_LENGTH` characters, the rule shared with the browser's matcher.
 
-Ranking, the same as the diagnose page's: more distinct signatures matched
-first, then the more specific (the summed length of the matched patterns), then
-the earliest matching line, then the id.
+Ranking, the same as the diagnose page's: an entry is a result only when one of
+its primary (not `supporting`) signatures matched; then more distinct signatures
+matched first, then the more specific (the summed length of the matched
+patterns), then the earliest matching line, then the id.
 """
 
 from __future__ import annotations
@@ -37,9 +38,13 @@ _RE2_MEMORY = 256 << 20  # bounds the DFA cache: memory stays flat however long 
 
 @dataclass(frozen=True, slots=True)
 class Signature:
+    """One signature of one entry: what the matcher, the site's API and its indexes share."""
+
     entry_id: str
     kind: str  # "literal" or "regex"
     pattern: str
+    supporting: bool = False  # a context line: it raises an entry found otherwise, never finds one
+    source: str = ""  # where the wording is printed (a URL); not needed for matching
 
     @property
     def regex(self) -> str:
@@ -68,6 +73,7 @@ class Result:
     specificity: int = 0  # summed length of the matched patterns
     first: tuple[int, int] = (0, 0)  # (input, line) of the earliest match
     matches: list[Match] = field(default_factory=list)
+    primary: bool = False  # a signature that is not `supporting` matched
 
     def sort_key(self) -> tuple:
         return (-len(self.signatures), -self.specificity, self.first, self.entry_id)
@@ -175,13 +181,15 @@ class Matcher:
             signature = self.signatures[index]
             result = results.setdefault(signature.entry_id, Result(signature.entry_id))
             result.signatures.add(index)
+            result.primary = result.primary or not signature.supporting
             result.specificity += len(signature.pattern)
             first = matches[0].position()
             result.first = first if not result.matches else min(result.first, first)
             result.matches.extend(matches)
-        for result in results.values():
+        found_by_primary = [result for result in results.values() if result.primary]
+        for result in found_by_primary:
             result.matches.sort(key=lambda match: (match.position(), match.signature))
-        return sorted(results.values(), key=Result.sort_key)
+        return sorted(found_by_primary, key=Result.sort_key)
 
 
 def _blocks(stream: BinaryIO) -> Iterator[bytearray]:

@@ -1,8 +1,8 @@
-"""The entry format (contract version 1) as pydantic models: the one source of the schema.
+"""The entry format (contract version 2) as pydantic models: the one source of the schema.
 
 These models check everything that can be checked inside one field. Rules that
 need more context (cause references, the taxonomy, links between entries) live
-in `generator.checks`, so the models stay a faithful picture of one file.
+in `generator.validation`, so the models stay a faithful picture of one file.
 
 Optional fields default to ``None`` but their type does not admit ``None``: an
 omitted field is fine, an explicit ``null``, ``''`` or ``[]`` is an error.
@@ -24,6 +24,7 @@ from pydantic import (
     Discriminator,
     Field,
     Strict,
+    StrictBool,
     Tag,
     WithJsonSchema,
 )
@@ -32,7 +33,7 @@ from pydantic_core import PydanticCustomError
 from .limits import MAX_LINE_LENGTH
 from .regex_subset import RegexError, check_portable
 
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2
 KEY_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 KEY_MAX_LENGTH = 80
 PLACEHOLDER = "TODO"  # what `new` writes into every field that must be filled in
@@ -170,6 +171,7 @@ class _Model(BaseModel):
 class Cause(_Model):
     id: Key = Field(description="Unique within the entry; the anchor of this cause on the page.")
     text: Text = Field(description="The root cause, in one or two sentences (Markdown).")
+    fix: Text = Field(description="What to do about this cause: the setting, command or code change (Markdown).")
 
 
 class Symptom(_Model):
@@ -177,14 +179,28 @@ class Symptom(_Model):
     cause: Key = Field(description="The `id` of one of this entry's `causes`.")
 
 
+_SOURCE_DESCRIPTION = (
+    "Where a reader can see this exact wording: best, a permalink at a release tag or commit to the "
+    "upstream line that prints it; else official documentation or a public issue whose log shows it."
+)
+_SUPPORTING_DESCRIPTION = (
+    "True for a line that does not identify the failure alone (a traceback frame, a configuration echo, "
+    "a common prefix): it raises an entry another signature matched, never finds one by itself."
+)
+
+
 class LiteralSignature(_Model):
     literal: LiteralText = Field(description="An exact, case-sensitive substring of one log line.")
+    source: Url = Field(description=_SOURCE_DESCRIPTION)
+    supporting: StrictBool = _optional(StrictBool, _SUPPORTING_DESCRIPTION)
     note: Text = _optional(Text, "Where the text comes from.")
     examples: list[ExampleLine] = _optional(list[ExampleLine], "Real log lines that contain the literal.")
 
 
 class RegexSignature(_Model):
     regex: Pattern = Field(description="A pattern searched for in one log line, in the portable subset.")
+    source: Url = Field(description=_SOURCE_DESCRIPTION)
+    supporting: StrictBool = _optional(StrictBool, _SUPPORTING_DESCRIPTION)
     note: Text = _optional(Text, "Where the text comes from.")
     examples: _items(ExampleLine, "Real log lines the pattern must match (at least one).")
 
@@ -259,7 +275,7 @@ class Relation(_Model):
 class Entry(_Model):
     """One failure: the contents of one `entries/**/<id>.yaml` file."""
 
-    model_config = ConfigDict(title="Failure entry (contract version 1)")
+    model_config = ConfigDict(title=f"Failure entry (contract version {CONTRACT_VERSION})")
 
     id: Key = Field(description="Equals the file name without `.yaml`.")
     title: Text

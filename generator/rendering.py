@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import jinja2
 
@@ -93,7 +94,38 @@ def environment(templates_dir: Path = TEMPLATES_DIR) -> jinja2.Environment:
     )
     env.filters.update(markdown_text.FILTERS)
     env.filters["json"] = lambda value: json.dumps(value, ensure_ascii=False)
+    env.filters["source_label"] = source_label
     return env
+
+
+_GITHUB_FILE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/(?:blob|tree|raw)/(?P<ref>[^/]+)/(?P<path>[^#?]+)$")
+_GITHUB_THREAD = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/(?:issues|pull|discussions)/(?P<number>[0-9]+)")
+_LINE_ANCHOR = re.compile(r"^L(?P<line>[0-9]+)")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def source_label(url: str) -> str:
+    """A short name for a signature's source: the host and the file or page, not a bare URL.
+
+    ``https://github.com/pytorch/pytorch/blob/v2.5.0/c10/cuda/CUDACachingAllocator.cpp#L1234``
+    reads ``github.com · pytorch/pytorch · CUDACachingAllocator.cpp (v2.5.0, line 1234)``."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").removeprefix("www.")
+    path = unquote(parts.path)
+    if host == "github.com":
+        file = _GITHUB_FILE.match(path)
+        if file:
+            ref = file["ref"][:10] if _COMMIT.match(file["ref"]) else file["ref"]
+            line = _LINE_ANCHOR.match(parts.fragment)
+            where = f"{ref}, line {line['line']}" if line else ref
+            return f"{host} · {file['repo']} · {posixpath.basename(file['path'].rstrip('/'))} ({where})"
+        thread = _GITHUB_THREAD.match(path)
+        if thread:
+            return f"{host} · {thread['repo']}#{thread['number']}"
+    segments = [segment for segment in path.split("/") if segment]
+    if segments and segments[-1] in ("index.html", "index.htm", "index"):
+        segments.pop()  # a folder's index page is named by its folder
+    return f"{host} · {segments[-1]}" if segments else host
 
 
 def render_scaffold(entry_id: str, schema_path: str, templates_dir: Path = TEMPLATES_DIR) -> str:
@@ -241,6 +273,7 @@ class Renderer:
                 "id": ref.entry_id, "kind": ref.kind, "pattern": ref.pattern,
                 # A literal every match contains: the page searches for all of them at once.
                 "needle": ref.pattern if ref.kind == "literal" else required_literal(ref.pattern),
+                "supporting": ref.supporting, "source": ref.source,
                 "title": entries[ref.entry_id].title, "severity": entries[ref.entry_id].severity,
                 "url": url_of(entry_src(ref.entry_id)),
             }

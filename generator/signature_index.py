@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .matcher import Signature
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +39,7 @@ class SignatureIndex:
         return {
             "format": INDEX_FORMAT,
             "fingerprint": fingerprint,
-            "signatures": [[s.entry_id, s.kind, s.pattern] for s in self.signatures],
+            "signatures": [[s.entry_id, s.kind, s.pattern, s.supporting] for s in self.signatures],
             "entries": {entry_id: asdict(info) for entry_id, info in self.entries.items()},
         }
 
@@ -54,7 +54,7 @@ class SignatureIndex:
     def from_encyclopedia(cls, encyclopedia) -> SignatureIndex:
         from .rendering import entry_src, url_of
 
-        signatures = [Signature(ref.entry_id, ref.kind, ref.pattern) for ref in encyclopedia.signatures]
+        signatures = encyclopedia.signatures
         entries = {
             entry.id: EntryInfo(entry.title, url_of(entry_src(entry.id)), entry.severity, entry.summary, entry.fix.summary)
             for entry in encyclopedia.entries.values()

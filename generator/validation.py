@@ -45,9 +45,18 @@ Loc = tuple[str | int, ...]
 _ALL_MODELS = (Entry, Cause, Symptom, LiteralSignature, RegexSignature, CodeSnippet, Fix, Question, Reference,
                Relation, Taxonomy, Category, TagInfo)
 _KNOWN_FIELDS = sorted({name for model in _ALL_MODELS for name in model.model_fields})
+_MODEL_NAMES = {Entry: "the entry", Cause: "a cause", Symptom: "a symptom", LiteralSignature: "a signature",
+                RegexSignature: "a signature", CodeSnippet: "a code snippet", Fix: "the entry's `fix`",
+                Question: "an FAQ item", Reference: "a reference", Relation: "a `related` item",
+                Taxonomy: "the taxonomy", Category: "a category", TagInfo: "a tag"}
+_FIELD_OWNERS = {
+    name: " and ".join(dict.fromkeys(_MODEL_NAMES[model] for model in _ALL_MODELS if name in model.model_fields))
+    for name in _KNOWN_FIELDS
+}
 _UNION_TAGS = {"literal", "regex"}
 _TYPE_NAMES = {"string_type": "text", "list_type": "a list", "dict_type": "a mapping",
-               "model_type": "a mapping", "model_attributes_type": "a mapping", "date_type": "a date"}
+               "model_type": "a mapping", "model_attributes_type": "a mapping", "date_type": "a date",
+               "bool_type": "true or false"}
 
 
 class Located:
@@ -118,13 +127,19 @@ def _translate(located: Located, error: dict[str, Any]) -> Problem:
     if kind == "missing":
         return located.problem(loc, f"required field '{loc[-1]}' is missing")
     if kind == "extra_forbidden":
-        name = str(loc[-1])
-        hint = difflib.get_close_matches(name, _KNOWN_FIELDS, n=1, cutoff=0.7)
-        suggestion = f"; did you mean '{hint[0]}'?" if hint else "; see the entry format for the fields"
-        return located.problem(loc, f"unknown field '{name}'{suggestion}", at_key=True)
+        return located.problem(loc, _unknown_field(str(loc[-1])), at_key=True)
     if error["loc"] and error["loc"][-1] == "[key]":
         return located.problem(loc, error["msg"], at_key=True)
     return located.problem(loc, _message(kind, value, error))
+
+
+def _unknown_field(name: str) -> str:
+    """The message for a key no model has at this place: the field meant, or where it belongs."""
+    if name in _FIELD_OWNERS:  # a real field, written at the wrong level
+        return f"unknown field '{name}' here; '{name}' is a field of {_FIELD_OWNERS[name]}, check the indentation"
+    hint = difflib.get_close_matches(name, _KNOWN_FIELDS, n=1, cutoff=0.7)
+    suggestion = f"; did you mean '{hint[0]}'?" if hint else "; see the entry format for the fields"
+    return f"unknown field '{name}'{suggestion}"
 
 
 def _clean_loc(loc: Loc) -> Loc:
@@ -148,6 +163,8 @@ def _message(kind: str, value: Any, error: dict[str, Any]) -> str:
         hint = ""
         if kind == "string_type" and isinstance(value, (bool, int, float)):
             hint = "; put it in quotes"
+        elif kind == "bool_type":
+            hint = "; write true or false, without quotes"
         elif kind == "string_type" and isinstance(value, dict):
             hint = "; a ': ' inside unquoted text starts a mapping, so quote the text"
         return f"expected {expected}, found {_describe(value)}{hint}"
@@ -241,7 +258,14 @@ def _check_causes(data: dict, located: Located) -> Iterator[Problem]:
 
 
 def _check_signatures(data: dict, located: Located) -> Iterator[Problem]:
-    for index, signature in _mappings(data.get("signatures")):
+    signatures = list(_mappings(data.get("signatures")))
+    if signatures and all(signature.get("supporting") is True for _, signature in signatures):
+        yield located.problem(
+            ("signatures",),
+            "every signature is `supporting: true`, so none can find this entry; a line that names the failure "
+            "(the error message itself) must be a signature without `supporting`",
+        )
+    for index, signature in signatures:
         matches = _signature_matcher(signature)
         if matches is None:
             continue

@@ -31,6 +31,9 @@ tags:
 """
 
 
+SOURCE = "https://github.com/pytorch/pytorch/blob/v2.5.0/c10/cuda/CUDACachingAllocator.cpp#L1150"
+
+
 def entry_yaml(entry_id: str = "cuda-oom-example", **overrides: str) -> str:
     """A valid entry as YAML text; `overrides` replace whole top-level fields (YAML text)."""
     fields = {
@@ -41,11 +44,16 @@ def entry_yaml(entry_id: str = "cuda-oom-example", **overrides: str) -> str:
         "severity": "high",
         "tags": "[deepspeed, oom]",
         "mechanism": "The allocator cannot find a free block.",
-        "causes": "\n  - id: big-batch\n    text: The batch is too large.\n  - id: prefetch\n    text: Prefetch holds too much.",
+        "causes": (
+            "\n  - id: big-batch\n    text: The batch is too large.\n    fix: Halve the micro-batch."
+            "\n  - id: prefetch\n    text: Prefetch holds too much.\n    fix: Lower the prefetch bucket."
+        ),
         "symptoms": "\n  - symptom: OOM on the first step.\n    cause: big-batch\n  - symptom: Smaller batches do not help.\n    cause: prefetch",
         "signatures": (
             "\n  - literal: \"CUDA out of memory.\""
+            f"\n    source: {SOURCE}"
             "\n  - regex: 'Tried to allocate [0-9.]+ [KMG]iB'"
+            f"\n    source: {SOURCE}"
             "\n    examples:"
             "\n      - \"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\""
         ),

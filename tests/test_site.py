@@ -67,6 +67,48 @@ def test_symptoms_are_paired_with_their_causes(site):
         assert body.find(id=anchor[1:]) is not None
 
 
+def test_each_symptom_row_says_what_to_do_about_its_cause(site):
+    table = article(site, "failures/alpha-failure").find("h2", id="symptoms-and-their-causes").find_next("table")
+    assert [th.get_text(strip=True) for th in table.select("thead th")] == ["Symptom", "Why it happens", "What to do"]
+    rows = [[td.get_text(" ", strip=True) for td in tr.select("td")] for tr in table.select("tbody tr")]
+    assert rows[0] == ["OOM on the very first step.", "The batch is too large for the card.",
+                       "Halve the micro-batch and accumulate gradients over two steps."]
+    assert rows[1][2] == "Lower stage3_prefetch_bucket_size to a tenth."
+
+
+def test_each_root_cause_shows_its_fix(site):
+    body = article(site, "failures/alpha-failure")
+    causes = body.find("h2", id="root-causes").find_next("ol").find_all("li", recursive=False)
+    texts = [item.get_text(" ", strip=True) for item in causes]
+    assert texts[0].startswith("The batch is too large for the card.")
+    assert "What to do: Halve the micro-batch" in texts[0]
+    assert "What to do: Lower stage3_prefetch_bucket_size to a tenth." in texts[1]
+    assert causes[1].find(id="cause-prefetch-buckets") is not None
+
+
+def test_each_signature_links_its_source_and_context_lines_are_labelled(site):
+    body = article(site, "failures/alpha-failure")
+    links = body.select("a.fe-source")
+    assert [a["href"] for a in links] == [
+        "https://github.com/example/alpha/blob/v1.0.0/src/alloc.c#L42",
+        "https://github.com/example/alpha/blob/v1.0.0/src/alloc.c#L42",
+        "https://github.com/example/alpha/blob/v1.0.0/src/model.py#L88",
+    ]
+    assert links[0].get_text() == "github.com · example/alpha · alloc.c (v1.0.0, line 42)"
+    labels = body.select(".fe-context")
+    assert len(labels) == 1  # only the supporting frame
+    assert labels[0].find_parent("p").find("a", class_="fe-source")["href"].endswith("model.py#L88")
+
+
+def test_hub_symptom_tables_say_what_to_do(site):
+    for path in ("tags/alpha-tag", "categories/memory", "symptoms"):
+        table = article(site, path).find("th", string="What to do").find_parent("table")
+        heads = [th.get_text(strip=True) for th in table.select("thead th")]
+        assert heads == ["Symptom", "Likely cause", "What to do", "Failure"], path
+        cells = [tr.select("td")[2].get_text(" ", strip=True) for tr in table.select("tbody tr")]
+        assert "Halve the micro-batch and accumulate gradients over two steps." in cells, path
+
+
 def test_confirm_is_a_checklist_and_fix_has_tabs(site):
     body = article(site, "failures/alpha-failure")
     boxes = body.select("ul.fe-checklist input[type=checkbox]")
@@ -139,8 +181,17 @@ def test_signature_index_and_api(site):
     signatures = json.loads((site / "api" / "signatures.json").read_text())
     assert {"id": "alpha-failure", "kind": "literal", "pattern": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED"}.items() \
         <= signatures[0].items()
+    assert {"supporting": False, "source": "https://github.com/example/alpha/blob/v1.0.0/src/alloc.c#L42"}.items() \
+        <= signatures[0].items()
+    assert [item["supporting"] for item in signatures if item["id"] == "alpha-failure"] == [False, False, True]
+    sources = article(site, "signatures").select("a.fe-source")
+    assert len(sources) == len(signatures) and sources[0]["href"] == signatures[0]["source"]
     entries = json.loads((site / "api" / "entries.json").read_text())
     assert [entry["id"] for entry in entries] == ["alpha-failure", "beta-failure", "gamma-failure"]
+    assert entries[0]["causes"][0]["fix"] == "Halve the micro-batch and accumulate gradients over two steps."
+    assert entries[0]["signatures"][2] == {
+        "literal": "in alpha_forward", "source": "https://github.com/example/alpha/blob/v1.0.0/src/model.py#L88",
+        "supporting": True}
     assert entries[0]["url"] == "failures/alpha-failure/"
     assert entries[1]["former_ids"] == ["old-beta"]
 

@@ -7,7 +7,7 @@ import pytest
 from generator.loading import load_encyclopedia
 from generator.problems import Problem
 
-from .conftest import entry_yaml
+from .conftest import SOURCE, entry_yaml
 
 
 def check(corpus) -> list[Problem]:
@@ -141,7 +141,7 @@ def test_cause_reference_must_exist(corpus):
 
 
 def test_cause_ids_unique(corpus):
-    corpus.entry(causes="\n  - id: a\n    text: A.\n  - id: a\n    text: B.",
+    corpus.entry(causes="\n  - id: a\n    text: A.\n    fix: F.\n  - id: a\n    text: B.\n    fix: G.",
                  symptoms="\n  - symptom: S.\n    cause: a")
     assert only(corpus).field == "causes[1].id"
 
@@ -241,8 +241,13 @@ def test_former_id_claimed_twice(corpus):
 # -- signatures --------------------------------------------------------------------------
 
 
+def with_sources(text: str) -> str:
+    """Signature items as YAML text, each given a valid `source` first."""
+    return text.replace("\n  - ", f"\n  - source: {SOURCE}\n    ")
+
+
 def sig(corpus, text: str) -> Problem:
-    corpus.entry(signatures=text)
+    corpus.entry(signatures=with_sources(text))
     return only(corpus)
 
 
@@ -299,7 +304,7 @@ def test_regex_portable_subset(corpus, pattern, reason):
 
 
 def test_bounded_repeat_is_fine(corpus):
-    corpus.entry(signatures="\n  - regex: '(?:[0-9]{1,3}\\.){3}[0-9]{1,3}'\n    examples: ['peer 10.0.0.12 closed']")
+    corpus.entry(signatures=with_sources("\n  - regex: '(?:[0-9]{1,3}\\.){3}[0-9]{1,3}'\n    examples: ['peer 10.0.0.12 closed']"))
     assert check(corpus) == []
 
 
@@ -354,3 +359,60 @@ def test_code_language_is_a_pygments_lexer(corpus):
 def test_url_with_a_broken_port(corpus):
     corpus.entry(references="\n  - title: T\n    url: https://example.org:99999/x")
     assert only(corpus).field == "references[0].url"
+
+
+# -- contract version 2: causes[].fix, signatures[].source and .supporting ---------------------
+
+
+def test_cause_needs_a_fix(corpus):
+    corpus.entry(causes="\n  - id: big-batch\n    text: The batch is too large.\n  - id: prefetch\n    text: P.\n    fix: F.")
+    problem = only(corpus)
+    assert problem.field == "causes[0].fix" and "required field 'fix' is missing" in problem.message
+    assert source_at(problem).startswith("id: big-batch")  # the cause that lacks it
+
+
+def test_signature_needs_a_source(corpus):
+    corpus.entry(signatures="\n  - literal: 'CUDA out of memory.'")
+    problem = only(corpus)
+    assert problem.field == "signatures[0].source" and "required field 'source' is missing" in problem.message
+    assert source_at(problem).startswith("literal:")
+
+
+@pytest.mark.parametrize("value", ["github.com/pytorch/pytorch", "ftp://example.org/x", "/pytorch/x.cpp", "'https://'"])
+def test_signature_source_is_an_absolute_http_url(corpus, value):
+    corpus.entry(signatures=f"\n  - literal: 'CUDA out of memory.'\n    source: {value}")
+    problem = only(corpus)
+    assert problem.field == "signatures[0].source" and "absolute http" in problem.message
+    assert source_at(problem) == value
+
+
+@pytest.mark.parametrize("value,found", [("'true'", "'true'"), ("1", "a number"), ("[true]", "a list")])
+def test_supporting_is_true_or_false(corpus, value, found):
+    problem = sig(corpus, f"\n  - literal: 'CUDA out of memory.'\n    supporting: {value}")
+    assert problem.field == "signatures[0].supporting"
+    assert "expected true or false" in problem.message and found in problem.message
+    assert source_at(problem) == value
+
+
+def test_supporting_and_primary_signatures_together_are_fine(corpus):
+    corpus.entry(signatures=with_sources(
+        "\n  - literal: 'CUDA out of memory.'\n  - literal: 'in forward'\n    supporting: true"
+        "\n  - literal: 'Tried to allocate'\n    supporting: false"))
+    assert check(corpus) == []
+
+
+def test_an_entry_needs_one_signature_that_is_not_supporting(corpus):
+    corpus.entry(signatures=with_sources(
+        "\n  - literal: 'in forward'\n    supporting: true\n  - literal: 'loss.backward()'\n    supporting: true"))
+    problem = only(corpus)
+    assert problem.field == "signatures" and "every signature is `supporting: true`" in problem.message
+    assert source_at(problem).startswith("- source:")  # the list's first item: where the list begins
+
+
+def test_a_real_field_at_the_wrong_level_is_not_suggested_as_itself(corpus):
+    corpus.entry(signatures=with_sources("\n  - literal: 'CUDA out of memory.'\n    fix: Lower the batch."))
+    problem = only(corpus)
+    assert problem.field == "signatures[0].fix"
+    assert "did you mean 'fix'" not in problem.message
+    assert "'fix' is a field of the entry and a cause" in problem.message
+    assert source_at(problem).startswith("fix:")

@@ -4,7 +4,8 @@
    Lines are cut to 4,096 characters (code points); CRLF counts as a line end. Every
    signature with a "needle" (a literal each of its matches contains) is looked for with
    one Aho-Corasick pass over each line, and its regex runs only on lines holding the
-   needle; the rare signature without one is tried on every line. Ranking: distinct
+   needle; the rare signature without one is tried on every line. Ranking: only entries
+   that a primary (not supporting) signature matched, then distinct
    signatures matched, then the summed length of their patterns, then the earliest
    matching line, then the entry id. */
 (function (root) {
@@ -97,6 +98,7 @@
       self.signatures.push({
         id: signature.id, title: signature.title, url: signature.url, severity: signature.severity,
         pattern: signature.pattern, regex: regex, length: codePoints(signature.pattern),
+        supporting: !!signature.supporting,
       });
       if (signature.needle) {
         if (!needleIndex.has(signature.needle)) {
@@ -154,10 +156,11 @@
       var result = results.get(signature.id);
       if (!result) {
         result = { id: signature.id, title: signature.title, url: signature.url, severity: signature.severity,
-                   score: 0, specificity: 0, first: Infinity, matches: [] };
+                   score: 0, specificity: 0, first: Infinity, matches: [], primary: false };
         results.set(signature.id, result);
       }
       result.score += 1;
+      result.primary = result.primary || !signature.supporting;
       result.specificity += signature.length;
       result.first = Math.min(result.first, matches[0].line);
       matches.forEach(function (match) {
@@ -165,7 +168,8 @@
                               start: match.start, end: match.end, order: index });
       });
     });
-    var list = Array.from(results.values());
+    // Context lines (supporting signatures) never put an entry in the result on their own.
+    var list = Array.from(results.values()).filter(function (result) { return result.primary; });
     list.forEach(function (result) {
       result.matches.sort(function (a, b) { return a.line - b.line || a.order - b.order; });
     });
