@@ -26,6 +26,7 @@ from typing import BinaryIO
 import re2
 
 from .limits import MAX_LINE_LENGTH
+from .normalise import normalise_block, normalise_regex, normalise_text
 
 BLOCK_BYTES = 64 * 1024  # small: a block where a signature hits is searched again for its lines
 WORKERS = min(4, os.cpu_count() or 1)
@@ -48,7 +49,8 @@ class Signature:
 
     @property
     def regex(self) -> str:
-        return re.escape(self.pattern) if self.kind == "literal" else self.pattern
+        """The pattern as it is matched: against lines read as a person would (`normalise`)."""
+        return re.escape(normalise_text(self.pattern)) if self.kind == "literal" else normalise_regex(self.pattern)
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,8 +194,10 @@ class Matcher:
         return sorted(found_by_primary, key=Result.sort_key)
 
 
-def _blocks(stream: BinaryIO) -> Iterator[bytearray]:
-    """Blocks of whole lines, about BLOCK_BYTES each; a last line without a newline gets one.
+def _blocks(stream: BinaryIO) -> Iterator[bytes | bytearray]:
+    """Blocks of whole lines, about BLOCK_BYTES each, normalised (`normalise_block`: carriage
+    returns, ANSI codes and markup dropped, blanks collapsed); a last line without a newline
+    gets one.
 
     Each block is read straight into its own buffer, so the only bytes ever copied
     are the partial line carried over to the next block. A line longer than
@@ -219,16 +223,11 @@ def _blocks(stream: BinaryIO) -> Iterator[bytearray]:
         if cut == 0:
             rest = bytes(block[:size])
             if size > LONG_LINE_BYTES:
-                yield bytearray(rest[:LONG_LINE_BYTES] + b"\n")
+                yield normalise_block(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))
                 rest, skipping = b"", True
             continue
         rest = bytes(block[cut:size])
         del block[cut:]
-        yield _unix_newlines(block)
+        yield normalise_block(block)
     if rest:
-        yield _unix_newlines(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))
-
-
-def _unix_newlines(block: bytearray) -> bytearray:
-    """CRLF logs (from Windows tools) end lines like the others, so `$` means the same."""
-    return block.replace(b"\r\n", b"\n") if b"\r" in block else block
+        yield normalise_block(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))

@@ -27,6 +27,7 @@ import jinja2
 from . import graphs, markdown_text
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
 from .models import CONTRACT_VERSION, KEY_PATTERN, Entry, LiteralSignature, Taxonomy, entry_json_schema
+from .normalise import normalise_regex, normalise_text
 from .regex_subset import required_literal
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -272,7 +273,8 @@ class Renderer:
             {
                 "id": ref.entry_id, "kind": ref.kind, "pattern": ref.pattern,
                 # A literal every match contains: the page searches for all of them at once.
-                "needle": ref.pattern if ref.kind == "literal" else required_literal(ref.pattern),
+                # Both sides of a match are normalised (`normalise`), so the needle is too.
+                "needle": normalise_text(ref.pattern) if ref.kind == "literal" else required_literal(normalise_regex(ref.pattern)),
                 "supporting": ref.supporting, "source": ref.source,
                 "title": entries[ref.entry_id].title, "severity": entries[ref.entry_id].severity,
                 "url": url_of(entry_src(ref.entry_id)),

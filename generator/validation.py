@@ -35,6 +35,7 @@ from .models import (
     Taxonomy,
 )
 from .limits import MAX_LINE_LENGTH
+from .normalise import normalise_regex, normalise_text
 from .problems import Problem
 from .regex_subset import RegexError, check_portable
 from .yaml_source import LocatedDict, LocatedList, Mark
@@ -269,20 +270,47 @@ def _check_signatures(data: dict, located: Located) -> Iterator[Problem]:
         matches = _signature_matcher(signature)
         if matches is None:
             continue
+        as_read = _signature_matcher(signature, normalised=True)
+        if as_read is None:
+            yield located.problem(_kind_loc(signature, index), _UNREADABLE_AS_NORMALISED)
+            continue
         for number, example in _strings(signature.get("examples")):
+            loc = ("signatures", index, "examples", number)
             if not matches(example[:MAX_LINE_LENGTH]):
                 what = "does not contain the literal" if "literal" in signature else "is not matched by the regex"
-                yield located.problem(("signatures", index, "examples", number), f"this example {what}")
+                yield located.problem(loc, f"this example {what}")
+            elif not as_read(normalise_text(example)[:MAX_LINE_LENGTH]):
+                yield located.problem(loc, _MISSED_AS_NORMALISED)
 
 
-def _signature_matcher(signature: dict) -> Callable[[str], bool] | None:
-    """A test for one line, or None when the signature itself is invalid (reported elsewhere)."""
+_UNREADABLE_AS_NORMALISED = (
+    "the matcher ignores backticks, `**` and extra blanks in logs and signatures alike, and without them "
+    "this signature is empty or no longer a valid pattern; write it without that markup"
+)
+_MISSED_AS_NORMALISED = (
+    "the matcher reads lines without backticks, `**` and extra blanks (a run of blanks is one space), and "
+    "read so, this example no longer matches; write the signature for one blank (e.g. ' +' not ' {2}')"
+)
+
+
+def _kind_loc(signature: dict, index: int) -> Loc:
+    return ("signatures", index, "literal" if "literal" in signature else "regex")
+
+
+def _signature_matcher(signature: dict, normalised: bool = False) -> Callable[[str], bool] | None:
+    """A test for one line, or None when the signature itself is invalid (reported elsewhere).
+
+    `normalised`: the test the log matcher runs, for lines read by `normalise_text`."""
     literal, regex = signature.get("literal"), signature.get("regex")
     if isinstance(literal, str) and regex is None and literal.strip():
+        if normalised:
+            literal = normalise_text(literal)
+            if not literal.strip():
+                return None
         return lambda line: literal in line
     if isinstance(regex, str) and literal is None:
         try:
-            compiled = check_portable(regex)
+            compiled = check_portable(normalise_regex(regex) if normalised else regex)
         except RegexError:
             return None
         return lambda line: compiled.search(line) is not None

@@ -83,3 +83,15 @@ def test_twenty_megabyte_log_keeps_the_page_responsive(page, tmp_path):
     assert [item["id"] for item in found] == ["alpha-failure"]
     assert frames >= max(5, elapsed * 5), f"only {frames} frames in {elapsed:.1f} s: the page was blocked"
     print(f"20 MB log diagnosed in the browser in {elapsed:.1f} s, {frames} frames drawn meanwhile")
+
+
+def test_the_page_reads_lines_and_signatures_as_the_cli_does(page):
+    """The shared table of generator/normalise.py, run through the page's own functions."""
+    from .test_normalise import TABLE
+
+    page.page.add_script_tag(url=page.base_url + "assets/javascripts/diagnose-matcher.js")
+    got = page.page.evaluate("""table => ({
+        text: table.text.map(([raw]) => DiagnoseMatcher.normaliseText(raw)),
+        regex: table.regex.map(([raw]) => DiagnoseMatcher.normaliseRegex(raw)),
+    })""", TABLE)
+    assert got == {"text": [read for _, read in TABLE["text"]], "regex": [read for _, read in TABLE["regex"]]}

@@ -126,7 +126,8 @@ def test_the_cached_index_follows_edits(tmp_path, cache):
     assert list(cache.glob("signatures-*.json")), "the index is cached"
     gamma = entries / "performance" / "gamma-failure.yaml"
     gamma.write_text(gamma.read_text().replace('  - literal: "GammaError: <script>"',
-                                               '  - literal: "GammaError: <script>"\n  - literal: "nothing"'))
+                                               '  - literal: "nothing"\n    source: https://example.org/nothing\n'
+                                               '  - literal: "GammaError: <script>"'))
     assert [item["id"] for item in ranking(diagnose(str(log), "--json", cache=cache, entries=entries))] == [
         "gamma-failure", "beta-failure"]
 

@@ -18,6 +18,60 @@
     return text.replace(/[.*+?^${}()|[\]\\\/]/g, "\\$&");
   }
 
+  /* Read a line as a person would (generator/normalise.py, same rules, same order): ANSI
+     codes and carriage returns dropped, a leading quote marker dropped, backticks and runs
+     of two or more "*" dropped, a run of blanks made one space. */
+  var ANSI = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b[@-Z\\-_]/g;
+  var QUOTE = /^[ \t]*(?:>[ \t]?)+/;
+  var MARKUP = /`+|\*{2,}/g;
+  var BLANKS = /[ \t\u00a0]{2,}|[\t\u00a0]/g;
+
+  function normaliseText(text) {
+    return text.replace(ANSI, "").replace(/\r/g, "").replace(QUOTE, "").replace(MARKUP, "").replace(BLANKS, " ");
+  }
+
+  /* A regex signature as it must read against normalised lines (normalise_regex in Python). */
+  function normaliseRegex(pattern) {
+    var out = "", i = 0, n = pattern.length;
+    function blank() { if (out.charAt(out.length - 1) !== " " || out.length === 0) out += " "; }
+    while (i < n) {
+      var ch = pattern.charAt(i);
+      if (ch === "\\" && i + 1 < n) {
+        var pair = pattern.substr(i, 2);
+        if (pair === "\\*" && pattern.substr(i, 4) === "\\*\\*") {
+          while (pattern.substr(i, 2) === "\\*") i += 2;
+          continue;
+        }
+        if (pair === "\\t") blank();
+        else if (pair !== "\\`") out += pair;
+        i += 2;
+        continue;
+      }
+      if (ch === "[") {
+        var end = classEnd(pattern, i);
+        out += pattern.slice(i, end);
+        i = end;
+        continue;
+      }
+      if (ch === " " || ch === "\u00a0") blank();
+      else if (ch !== "`") out += ch;
+      i += 1;
+    }
+    return out;
+  }
+
+  function classEnd(pattern, start) {
+    var i = start + 1;
+    if (pattern.charAt(i) === "^") i += 1;
+    if (pattern.charAt(i) === "]") i += 1;
+    while (i < pattern.length) {
+      if (pattern.charAt(i) === "\\") { i += 2; continue; }
+      if (pattern.charAt(i) === "]") return i + 1;
+      i += 1;
+    }
+    return pattern.length;
+  }
+
   function codePoints(text) {
     return Array.from(text).length;
   }
@@ -87,7 +141,8 @@
     var needles = [], needleIndex = new Map(), byNeedle = [];
     var self = this;
     signatures.forEach(function (signature) {
-      var source = signature.kind === "literal" ? escapeRegExp(signature.pattern) : signature.pattern;
+      var source = signature.kind === "literal" ? escapeRegExp(normaliseText(signature.pattern))
+        : normaliseRegex(signature.pattern);
       var regex;
       try {
         regex = new RegExp(source);
@@ -124,10 +179,9 @@
       var end = text.indexOf("\n", position);
       if (end < 0) end = text.length;
       var line = text.slice(position, end);
-      if (line.charCodeAt(line.length - 1) === 13) line = line.slice(0, -1);
       lineNumber += 1;
       position = end + 1;
-      line = cutLine(line);
+      line = cutLine(normaliseText(line));
       needles.clear();
       this.automaton.search(line, needles);
       var candidates = this.always.slice();
@@ -180,5 +234,6 @@
     return list;
   };
 
-  root.DiagnoseMatcher = { Matcher: Matcher, MAX_LINE_LENGTH: MAX_LINE_LENGTH };
+  root.DiagnoseMatcher = { Matcher: Matcher, MAX_LINE_LENGTH: MAX_LINE_LENGTH, normaliseText: normaliseText,
+                           normaliseRegex: normaliseRegex };
 })(typeof self !== "undefined" ? self : this);

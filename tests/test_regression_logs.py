@@ -1,0 +1,74 @@
+"""Real logs from public threads rank the right entry first, in the CLI's matcher and the page's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from generator.diagnose import diagnose
+from generator.matcher import Matcher
+from generator.signature_index import SignatureIndex
+
+from .regression_logs import THREADS, load_cases
+from .site_build import REPO
+
+CASES = load_cases()
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    from generator.loading import load_encyclopedia
+
+    result = load_encyclopedia(REPO / "entries")
+    assert result.ok, "\n".join(problem.format() for problem in result.problems[:20])
+    index = SignatureIndex.from_encyclopedia(result.encyclopedia)
+    return result.encyclopedia, Matcher(index.signatures)
+
+
+def cli_ranking(matcher: Matcher, log: Path) -> list[str]:
+    return [result.entry_id for result in diagnose(matcher, [str(log)])]
+
+
+def test_every_case_names_its_thread_and_a_known_entry(shipped):
+    encyclopedia, _ = shipped
+    logs = {path.stem for path in THREADS.glob("*.log")}
+    sidecars = {path.stem for path in THREADS.glob("*.yaml")}
+    assert logs == sidecars, "each <case>.log needs its <case>.yaml, and the reverse"
+    for case in CASES:
+        assert case.url.startswith(("https://", "http://")), case.name
+        assert case.log.stat().st_size > 0, case.name
+        unknown = [entry_id for entry_id in case.expect if entry_id not in encyclopedia.entries]
+        assert not unknown, f"{case.name}: no entry {unknown}"
+
+
+@pytest.mark.parametrize("case", [case for case in CASES if case.covered], ids=lambda case: case.name)
+def test_the_expected_entry_ranks_first(shipped, case):
+    _, matcher = shipped
+    ranking = cli_ranking(matcher, case.log)
+    assert ranking, f"{case.name}: nothing matched ({case.url})"
+    assert ranking[0] in case.expect, f"{case.name}: {ranking[0]} ranked first, expected {case.expect} ({case.url})"
+
+
+def test_the_page_matcher_ranks_every_case_as_the_cli_does(shipped, project_site):
+    """The diagnose page's matcher on the built site's API, each case pasted as text."""
+    from .browser import WatchedPage, browser, serve
+
+    _, matcher = shipped
+    texts = {case.name: case.log.read_text(encoding="utf-8", errors="replace") for case in CASES}
+    with serve(project_site) as base_url, browser() as chromium:
+        page = WatchedPage(chromium.new_page(), base_url)
+        page.page.goto(base_url + "diagnose/")
+        page.page.add_script_tag(url=base_url + "assets/javascripts/diagnose-matcher.js")
+        page_rankings = page.page.evaluate("""async texts => {
+            const signatures = await (await fetch('../api/signatures.json')).json();
+            const matcher = new DiagnoseMatcher.Matcher(signatures);
+            const out = {};
+            for (const [name, text] of Object.entries(texts)) out[name] = matcher.scan(text).map(r => r.id);
+            return out;
+        }""", texts)
+        assert page.errors == []
+    cli = {case.name: cli_ranking(matcher, case.log) for case in CASES}
+    assert page_rankings == cli, json.dumps({name: (page_rankings[name], cli[name]) for name in cli
+                                             if page_rankings.get(name) != cli[name]}, indent=1)
