@@ -16,6 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from generator.diagnose import diagnose  # noqa: E402
+from generator.triage import triage  # noqa: E402
 from generator.loading import load_encyclopedia  # noqa: E402
 from generator.matcher import Matcher  # noqa: E402
 from generator.signature_index import SignatureIndex  # noqa: E402
@@ -30,10 +31,11 @@ def main() -> int:
     if not result.ok:
         print("the shipped entries do not validate", file=sys.stderr)
         return 2
-    matcher = Matcher(SignatureIndex.from_encyclopedia(result.encyclopedia).signatures)
+    index = SignatureIndex.from_encyclopedia(result.encyclopedia)
+    matcher = Matcher(index.signatures)
     right, wrong, nothing, uncovered = [], [], [], []
     for case in load_cases():
-        ranking = [found.entry_id for found in diagnose(matcher, [str(case.log)])]
+        ranking = [finding.entry_id for finding in triage(diagnose(matcher, [str(case.log)]), index.causes).findings]
         first = ranking[0] if ranking else None
         if not case.covered:
             uncovered.append((case, first))

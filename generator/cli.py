@@ -191,6 +191,7 @@ def _diagnose(args: argparse.Namespace) -> int:
     from .diagnose import InputError, as_json, as_text, check_inputs, diagnose
     from .matcher import Matcher
     from .signature_index import load_index
+    from .triage import triage
 
     if not Path(args.entries).is_dir():
         raise UsageError(f"{args.entries}: no such folder of entries")
@@ -205,16 +206,18 @@ def _diagnose(args: argparse.Namespace) -> int:
         raise UsageError(f"the entries in {args.entries} are invalid; run: python -m generator validate {args.entries}")
     matcher = Matcher(index.signatures)
     try:
-        results = diagnose(matcher, args.logs, progress_to=sys.stderr)[: args.top]
+        results = diagnose(matcher, args.logs, progress_to=sys.stderr)
     except InputError as error:
         raise UsageError(str(error)) from None
+    diagnosis = triage(results, index.causes)
+    diagnosis.findings = diagnosis.findings[: args.top]
     if args.json:
-        print(as_json(results, index, matcher, args.logs))
-    elif results:
-        print(as_text(results, index, args.logs))
+        print(as_json(diagnosis, index, matcher, args.logs))
+    elif diagnosis.findings:
+        print(as_text(diagnosis, index, args.logs))
     else:
         print("No known failure signature found in the log.")
-    return EXIT_OK if results else EXIT_INVALID
+    return EXIT_OK if diagnosis.findings else EXIT_INVALID
 
 
 # -- check-links ---------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import BinaryIO, TextIO
 
-from .matcher import Hits, Matcher, Result
+from .matcher import Hits, Match, Matcher, Result
 from .signature_index import SignatureIndex
+from .triage import Diagnosis, rank_of
 
 GZIP_MAGIC = b"\x1f\x8b"
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
@@ -116,38 +117,66 @@ def _progress_printer(path: str, stream: TextIO | None):
 # -- output -------------------------------------------------------------------------------
 
 
-def as_json(results: list[Result], index: SignatureIndex, matcher: Matcher, paths: list[str]) -> str:
+def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths: list[str]) -> str:
     items = []
-    for result in results:
+    for finding in diagnosis.findings:
+        result = finding.result
         info = index.entries[result.entry_id]
         matches = []
         for match in result.matches:
-            item = {"line": match.line, "text": match.text, "signature": matcher.signatures[match.signature].pattern}
+            item = {"line": match.line, "text": match.text, "signature": matcher.signatures[match.signature].pattern,
+                    "rank": rank_of(match.text)}
             if len(paths) > 1:
                 item["file"] = paths[match.source]
             matches.append(item)
         items.append({
             "id": result.entry_id, "title": info.title, "url": info.url, "severity": info.severity,
             "score": len(result.signatures), "specificity": result.specificity,
+            "consequence_of": finding.consequence_of, "rank": finding.rank, "collateral": finding.collateral,
             "summary": info.summary, "fix": info.fix, "matches": matches,
         })
     return json.dumps(items, ensure_ascii=False, indent=2)
 
 
-def as_text(results: list[Result], index: SignatureIndex, paths: list[str]) -> str:
+def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str]) -> str:
     lines: list[str] = []
-    for rank, result in enumerate(results, 1):
+    number = {finding.entry_id: rank for rank, finding in enumerate(diagnosis.findings, 1)}
+    if diagnosis.first_rank is not None and diagnosis.first_line is not None:
+        collateral = [finding for finding in diagnosis.findings if finding.collateral]
+        first = diagnosis.first_line
+        lines.append(f"Rank {diagnosis.first_rank} failed first ({_where(first, paths)}).")
+        if collateral:
+            ranks = sorted({finding.rank for finding in collateral if finding.rank is not None})
+            lines.append(f"After it, {_count(len(collateral), 'failure')} on other ranks "
+                         f"({', '.join(map(str, ranks))}): collateral, fix the first one.")
+        lines.append("")
+    for rank, finding in enumerate(diagnosis.findings, 1):
+        result = finding.result
         info = index.entries[result.entry_id]
         count = len(result.signatures)
         lines.append(f"{rank}. {info.title}  [{info.severity}]")
-        lines.append(f"   {result.entry_id} · {info.url} · {count} signature{'s' if count != 1 else ''} matched")
+        lines.append(f"   {result.entry_id} · {info.url} · {count} signature{'s' if count != 1 else ''} matched"
+                     + (f" · rank {finding.rank}" if finding.rank is not None else ""))
+        for cause in finding.consequence_of:
+            shown = f"{number[cause]}. " if cause in number else ""
+            lines.append(f"   Consequence: here this is a result of {shown}{index.entries[cause].title} (above); "
+                         "fix that first.")
+        if finding.collateral:
+            lines.append(f"   Collateral: first seen on rank {finding.rank}, after rank {diagnosis.first_rank} failed.")
         for match in result.matches[:SHOWN_LINES]:
-            where = f"{paths[match.source]}:{match.line}" if len(paths) > 1 else f"line {match.line}"
-            lines.append(f"   {where}: {_shorten(match.text, 160)}")
+            lines.append(f"   {_where(match, paths)}: {_shorten(match.text, 160)}")
         lines.append(f"   Quick answer: {_shorten(info.summary, 400)}")
         lines.append(f"   Fix: {_shorten(info.fix, 300)}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")
+
+
+def _where(match: Match, paths: list[str]) -> str:
+    return f"{paths[match.source]}:{match.line}" if len(paths) > 1 else f"line {match.line}"
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' if number != 1 else ''}"
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -69,6 +69,18 @@ class Encyclopedia:
         return links
 
     @cached_property
+    def causal_pairs(self) -> list[tuple[str, str]]:
+        """Every (cause, effect) pair of entries, from `causes` and `caused-by` on either side."""
+        pairs = set()
+        for entry_id, links in self.links.items():
+            for link in links:
+                if link.relation == "causes":
+                    pairs.add((entry_id, link.target))
+                elif link.relation == "caused-by":
+                    pairs.add((link.target, entry_id))
+        return sorted(pairs)
+
+    @cached_property
     def by_tag(self) -> dict[str, list[Entry]]:
         index: dict[str, list[Entry]] = {tag: [] for tag in self.taxonomy.tags}
         for entry in self.entries.values():

@@ -40,6 +40,7 @@ DIAGNOSE = "diagnose.md"
 ENTRY_FORMAT = "contributing/entry-format.md"
 ENTRIES_API = "api/entries.json"
 SIGNATURES_API = "api/signatures.json"
+DIAGNOSE_API = "api/diagnose.json"
 
 
 # Each page is an index.md in its own folder: the URL is the folder whatever the key
@@ -210,6 +211,7 @@ class Renderer:
         if api:
             yield StaticFile(ENTRIES_API, json.dumps(self.entries_api(), ensure_ascii=False, separators=(",", ":")))
             yield StaticFile(SIGNATURES_API, json.dumps(self.signatures_api(), ensure_ascii=False, separators=(",", ":")))
+            yield StaticFile(DIAGNOSE_API, json.dumps(self.diagnose_api(), ensure_ascii=False, separators=(",", ":")))
         for former, entry_id in self.encyclopedia.former_ids.items():
             html = self.env.get_template("redirect.html.j2").render(
                 target=f"../{entry_id}/", title=self.encyclopedia.entries[entry_id].title
@@ -281,6 +283,15 @@ class Renderer:
             }
             for ref in self.encyclopedia.signatures
         ]
+
+    def diagnose_api(self) -> dict:
+        """What the diagnose page adds to the signatures: which entry causes which (a cause
+        ranks above its effect), and each entry's quick answer and fix to show with a result."""
+        return {
+            "causes": [list(pair) for pair in self.encyclopedia.causal_pairs],
+            "answers": {entry.id: {"summary": entry.summary, "fix": entry.fix.summary}
+                        for entry in self.encyclopedia.entries.values()},
+        }
 
     # -- helpers --------------------------------------------------------------------------
 

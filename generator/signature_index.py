@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .matcher import Signature
 
-INDEX_FORMAT = 2
+INDEX_FORMAT = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +34,7 @@ class EntryInfo:
 class SignatureIndex:
     signatures: list[Signature]
     entries: dict[str, EntryInfo]
+    causes: list[tuple[str, str]]  # (cause, effect): `causes` relations, declared on either side
 
     def to_json(self, fingerprint: str) -> dict:
         return {
@@ -41,6 +42,7 @@ class SignatureIndex:
             "fingerprint": fingerprint,
             "signatures": [[s.entry_id, s.kind, s.pattern, s.supporting] for s in self.signatures],
             "entries": {entry_id: asdict(info) for entry_id, info in self.entries.items()},
+            "causes": [list(pair) for pair in self.causes],
         }
 
     @classmethod
@@ -48,6 +50,7 @@ class SignatureIndex:
         return cls(
             [Signature(*item) for item in data["signatures"]],
             {entry_id: EntryInfo(**info) for entry_id, info in data["entries"].items()},
+            [(cause, effect) for cause, effect in data["causes"]],
         )
 
     @classmethod
@@ -59,7 +62,7 @@ class SignatureIndex:
             entry.id: EntryInfo(entry.title, url_of(entry_src(entry.id)), entry.severity, entry.summary, entry.fix.summary)
             for entry in encyclopedia.entries.values()
         }
-        return cls(signatures, entries)
+        return cls(signatures, entries, encyclopedia.causal_pairs)
 
 
 def cache_dir() -> Path:

@@ -56,6 +56,63 @@ def test_pasted_log_and_highlighted_lines(page):
     page.screenshot("diagnose-pasted")
 
 
+def paste(page: WatchedPage, text: str) -> list[dict]:
+    page.page.fill("#fe-log", text)
+    page.page.click("#fe-diagnose-form button[type=submit]")
+    page.page.wait_for_selector("#fe-diagnose[data-state=done]")
+    return results(page)
+
+
+def test_results_read_as_a_triage(page):
+    """Cause first with its effect marked, the first rank and collateral, quick answer and fix,
+    each matched line shown once."""
+    page.page.set_input_files("#fe-file", [])
+    found = paste(page, (FIXTURES / "ranks.log").read_text() + "[rank0]: Beta overflow. Skipping step again\n")
+    assert [item["id"] for item in found] == ["alpha-failure", "beta-failure"]
+    assert page.page.inner_text("#fe-summary").startswith("Rank 2 failed first (line 1). 1 failure on other ranks")
+    beta = page.page.query_selector("#fe-results > li[data-entry=beta-failure]")
+    assert "A consequence of “Alpha failure with CUDA out of memory” above" in beta.inner_text()
+    assert "Collateral: first seen on rank 0, after rank 2 failed." in beta.inner_text()
+    alpha = page.page.query_selector("#fe-results > li[data-entry=alpha-failure]")
+    assert alpha.query_selector(".fe-diagnose__answer").inner_text() == (
+        "Quick answer: The alpha model runs out of GPU memory on its first step.")
+    assert alpha.query_selector(".fe-diagnose__fix").inner_text().startswith("What to do: Lower the batch size")
+    shown = page.page.eval_on_selector_all(".fe-diagnose__number", "nodes => nodes.map(n => n.textContent)")
+    assert len(shown) == len(set(shown)), "a matched line is shown once"
+    page.screenshot("diagnose-triage")
+
+
+def test_the_same_line_under_two_results_is_shown_once(page):
+    page.page.set_input_files("#fe-file", [])
+    paste(page, "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED BetaFragmentationWarning\n")
+    beta = page.page.query_selector("#fe-results > li[data-entry=beta-failure]")
+    assert beta.query_selector(".fe-diagnose__lines") is None
+    assert beta.query_selector(".fe-diagnose__again").inner_text() == "Also matched on line 1, shown above."
+
+
+def test_copy_as_markdown(page):
+    page.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.page.set_input_files("#fe-file", [])
+    paste(page, (FIXTURES / "ranks.log").read_text())
+    page.page.click("#fe-copy")
+    page.page.wait_for_function("document.getElementById('fe-copy').textContent === 'Copied'")
+    copied = page.page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith("## Diagnosis\n\nRank 2 failed first (line 1).\n")
+    assert "1. **[Alpha failure with CUDA out of memory](" in copied and "/failures/alpha-failure/)** (high)" in copied
+    assert "   - A consequence of: Alpha failure with CUDA out of memory" in copied
+    assert "   line 1: [rank2]:[E1129 10:00:01] torch.OutOfMemoryError: Tried to allocate 2.00 GiB (alpha)" in copied
+
+
+def test_newly_pasted_text_wins_over_a_chosen_file_and_the_file_can_be_cleared(page):
+    found = diagnose_file(page, FIXTURES / "tie.log")
+    assert [item["id"] for item in found] == ["beta-failure", "gamma-failure"]
+    assert page.page.is_visible("#fe-file-clear")
+    assert [item["id"] for item in paste(page, "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED\n")] == ["alpha-failure"]
+    page.page.click("#fe-file-clear")
+    assert page.page.eval_on_selector("#fe-file", "input => input.files.length") == 0
+    assert not page.page.is_visible("#fe-file-clear")
+
+
 def test_hostile_log_text_stays_text(page):
     page.page.set_input_files("#fe-file", [])
     page.page.fill("#fe-log", "GammaError: <script>window.hacked = 1</script><img src=x onerror='window.hacked=2'>\n")

@@ -54,10 +54,27 @@ def test_json_shape(cache):
     assert alpha["url"] == "failures/alpha-failure/" and alpha["score"] == 2
     assert alpha["matches"] == [
         {"line": 6, "text": "torch.OutOfMemoryError: Tried to allocate 3.50 GiB (alpha)",
-         "signature": r"Tried to allocate [0-9.]+ [KMG]iB \(alpha\)"},
+         "signature": r"Tried to allocate [0-9.]+ [KMG]iB \(alpha\)", "rank": None},
         {"line": 7, "text": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED",
-         "signature": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED"},
+         "signature": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED", "rank": None},
     ]
+    assert (alpha["consequence_of"], alpha["rank"], alpha["collateral"]) == ([], None, False)
+    assert found[1]["consequence_of"] == ["alpha-failure"]  # alpha-failure declares `causes` beta-failure
+
+
+def test_a_cause_ranks_above_its_effect_and_ranks_are_read(cache):
+    """beta matches two signatures and alpha one, but alpha causes beta: alpha comes first.
+    Rank 2 fails first (line 1); beta, first seen on rank 0 after it, is collateral."""
+    found = ranking(diagnose(str(FIXTURES / "ranks.log"), "--json", cache=cache))
+    assert [(item["id"], item["score"]) for item in found] == [("alpha-failure", 1), ("beta-failure", 2)]
+    alpha, beta = found
+    assert (alpha["rank"], alpha["collateral"], alpha["consequence_of"]) == (2, False, [])
+    assert (beta["rank"], beta["collateral"], beta["consequence_of"]) == (0, True, ["alpha-failure"])
+    assert [match["rank"] for match in beta["matches"]] == [0, 1]
+    text = diagnose(str(FIXTURES / "ranks.log"), cache=cache).stdout.decode()
+    assert text.startswith("Rank 2 failed first (line 1).\nAfter it, 1 failure on other ranks (0): collateral")
+    assert "Consequence: here this is a result of 1. Alpha failure with CUDA out of memory (above)" in text
+    assert "Collateral: first seen on rank 0, after rank 2 failed." in text
 
 
 def test_text_output_for_people(cache):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator.diagnose import diagnose
+from generator.triage import triage
 from generator.matcher import Matcher
 from generator.signature_index import SignatureIndex
 
@@ -24,11 +25,12 @@ def shipped():
     result = load_encyclopedia(REPO / "entries")
     assert result.ok, "\n".join(problem.format() for problem in result.problems[:20])
     index = SignatureIndex.from_encyclopedia(result.encyclopedia)
-    return result.encyclopedia, Matcher(index.signatures)
+    return result.encyclopedia, (Matcher(index.signatures), index.causes)
 
 
-def cli_ranking(matcher: Matcher, log: Path) -> list[str]:
-    return [result.entry_id for result in diagnose(matcher, [str(log)])]
+def cli_ranking(matcher, log: Path) -> list[str]:
+    matcher, causes = matcher
+    return [finding.entry_id for finding in triage(diagnose(matcher, [str(log)]), causes).findings]
 
 
 def test_every_case_names_its_thread_and_a_known_entry(shipped):
@@ -63,7 +65,8 @@ def test_the_page_matcher_ranks_every_case_as_the_cli_does(shipped, project_site
         page.page.add_script_tag(url=base_url + "assets/javascripts/diagnose-matcher.js")
         page_rankings = page.page.evaluate("""async texts => {
             const signatures = await (await fetch('../api/signatures.json')).json();
-            const matcher = new DiagnoseMatcher.Matcher(signatures);
+            const extra = await (await fetch('../api/diagnose.json')).json();
+            const matcher = new DiagnoseMatcher.Matcher(signatures, extra.causes);
             const out = {};
             for (const [name, text] of Object.entries(texts)) out[name] = matcher.scan(text).map(r => r.id);
             return out;

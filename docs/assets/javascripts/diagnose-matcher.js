@@ -135,7 +135,21 @@
     return found;
   };
 
-  function Matcher(signatures) {
+  /* The rank a line belongs to (generator/triage.py, same patterns, same order), or null. */
+  var RANK_PATTERNS = [/\[(?:rank|Rank|RANK) ?([0-9]{1,6})\]/, /\[default([0-9]{1,6})\]:/,
+                       /\b(?:rank|Rank|RANK) ?:? ?([0-9]{1,6})\b/, /\blocal_rank: ?([0-9]{1,6})/];
+
+  function rankOf(line) {
+    for (var i = 0; i < RANK_PATTERNS.length; i++) {
+      var found = RANK_PATTERNS[i].exec(line);
+      if (found) return Number(found[1]);
+    }
+    return null;
+  }
+
+  /* `causes`: [cause, effect] pairs of entry ids; a matched cause ranks above its matched effect. */
+  function Matcher(signatures, causes) {
+    this.causes = causes || [];
     this.signatures = [];
     this.always = [];  // signatures without a needle: tried on every line
     var needles = [], needleIndex = new Map(), byNeedle = [];
@@ -231,9 +245,57 @@
       return b.score - a.score || b.specificity - a.specificity || a.first - b.first ||
         (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     });
+    list = this.causesFirst(list);
+    readRanks(list);
     return list;
   };
 
+  /* The order above, changed only where a cause would follow its effect (triage.py). */
+  Matcher.prototype.causesFirst = function (list) {
+    var matched = new Set(list.map(function (result) { return result.id; }));
+    var causesOf = new Map();
+    this.causes.forEach(function (pair) {
+      if (matched.has(pair[0]) && matched.has(pair[1]) && pair[0] !== pair[1]) {
+        if (!causesOf.has(pair[1])) causesOf.set(pair[1], new Set());
+        causesOf.get(pair[1]).add(pair[0]);
+      }
+    });
+    var remaining = list.slice(), placed = new Set(), ordered = [];
+    function free(result) {
+      return Array.from(causesOf.get(result.id) || []).every(function (cause) { return placed.has(cause); });
+    }
+    while (remaining.length) {
+      var index = remaining.findIndex(free);
+      if (index < 0) index = 0;  // a cycle of causes: the best-ranked goes first
+      var chosen = remaining.splice(index, 1)[0];
+      chosen.consequenceOf = Array.from(causesOf.get(chosen.id) || []).sort();
+      placed.add(chosen.id);
+      ordered.push(chosen);
+    }
+    return ordered;
+  };
+
+  /* Each result's rank (of its first line naming one); the earliest such line overall is the
+     rank that failed first, and results first seen on another rank after it are collateral. */
+  function readRanks(list) {
+    var earliest = null;
+    list.forEach(function (result) {
+      result.rank = null;
+      result.collateral = false;
+      result.matches.forEach(function (match) {
+        match.rank = rankOf(match.text);
+        if (match.rank === null) return;
+        if (result.rank === null) { result.rank = match.rank; result.rankLine = match.line; }
+        if (!earliest || match.line < earliest.line) earliest = match;
+      });
+    });
+    list.firstFailure = earliest && { rank: earliest.rank, line: earliest.line, text: earliest.text };
+    if (!earliest) return;
+    list.forEach(function (result) {
+      result.collateral = result.rank !== null && result.rank !== earliest.rank && result.rankLine > earliest.line;
+    });
+  }
+
   root.DiagnoseMatcher = { Matcher: Matcher, MAX_LINE_LENGTH: MAX_LINE_LENGTH, normaliseText: normaliseText,
-                           normaliseRegex: normaliseRegex };
+                           normaliseRegex: normaliseRegex, rankOf: rankOf };
 })(typeof self !== "undefined" ? self : this);

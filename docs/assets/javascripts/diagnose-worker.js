@@ -5,14 +5,19 @@ importScripts("diagnose-matcher.js");
 
 var matcherPromise = null;
 
-function loadMatcher(signaturesUrl) {
+function loadJson(url) {
+  return fetch(url).then(function (response) {
+    if (!response.ok) throw new Error("could not load " + url.split("/").pop() + " (HTTP " + response.status + ")");
+    return response.json();
+  });
+}
+
+/* The signatures, and which entry causes which (a cause ranks above its effect). */
+function loadMatcher(signaturesUrl, diagnoseUrl) {
   if (!matcherPromise) {
-    matcherPromise = fetch(signaturesUrl)
-      .then(function (response) {
-        if (!response.ok) throw new Error("could not load the signatures (HTTP " + response.status + ")");
-        return response.json();
-      })
-      .then(function (signatures) { return new self.DiagnoseMatcher.Matcher(signatures); });
+    matcherPromise = Promise.all([loadJson(signaturesUrl), loadJson(diagnoseUrl)]).then(function (loaded) {
+      return { matcher: new self.DiagnoseMatcher.Matcher(loaded[0], loaded[1].causes), answers: loaded[1].answers };
+    });
   }
   return matcherPromise;
 }
@@ -31,14 +36,16 @@ function readText(message) {
 
 self.onmessage = function (event) {
   var message = event.data;
-  Promise.all([loadMatcher(message.signaturesUrl), readText(message)])
+  Promise.all([loadMatcher(message.signaturesUrl, message.diagnoseUrl), readText(message)])
     .then(function (loaded) {
-      var matcher = loaded[0], text = loaded[1];
+      var matcher = loaded[0].matcher, answers = loaded[0].answers, text = loaded[1];
       var started = Date.now();
       var results = matcher.scan(text, function (fraction) {
         self.postMessage({ type: "progress", fraction: fraction });
       });
-      self.postMessage({ type: "results", results: results, bytes: text.length, milliseconds: Date.now() - started });
+      results.forEach(function (result) { result.answer = answers[result.id] || null; });
+      self.postMessage({ type: "results", results: results, firstFailure: results.firstFailure || null,
+                         bytes: text.length, milliseconds: Date.now() - started });
     })
     .catch(function (error) {
       self.postMessage({ type: "error", message: String(error && error.message || error) });

@@ -7,6 +7,7 @@
   var script = document.currentScript;
   var workerUrl = new URL("diagnose-worker.js", script.src).href;
   var signaturesUrl = new URL("../../api/signatures.json", script.src).href;
+  var diagnoseUrl = new URL("../../api/diagnose.json", script.src).href;
   var siteRoot = new URL("../../", script.src);
   var worker = null;
 
@@ -25,8 +26,15 @@
     return code;
   }
 
-  function render(list, results) {
+  function titleOf(results, id) {
+    var found = results.find(function (result) { return result.id === id; });
+    return found ? found.title : id;
+  }
+
+  /* One result per entry; a line matched by several entries is shown under the first only. */
+  function render(list, results, firstFailure) {
     list.textContent = "";
+    var shown = new Set();
     results.forEach(function (result) {
       var item = element("li", "fe-diagnose__result");
       item.dataset.entry = result.id;
@@ -38,17 +46,69 @@
       heading.appendChild(element("span", "fe-severity fe-severity--" + result.severity, result.severity));
       item.appendChild(heading);
       item.appendChild(element("p", "fe-diagnose__score",
-        result.score + " signature" + (result.score === 1 ? "" : "s") + " matched, first on line " + result.first));
+        result.score + " signature" + (result.score === 1 ? "" : "s") + " matched, first on line " + result.first +
+        (result.rank !== null ? ", rank " + result.rank : "")));
+      result.consequenceOf.forEach(function (cause) {
+        item.appendChild(element("p", "fe-diagnose__consequence",
+          "A consequence of “" + titleOf(results, cause) + "” above: fix that first."));
+      });
+      if (result.collateral && firstFailure) {
+        item.appendChild(element("p", "fe-diagnose__collateral",
+          "Collateral: first seen on rank " + result.rank + ", after rank " + firstFailure.rank + " failed."));
+      }
+      if (result.answer) {
+        item.appendChild(labelled("Quick answer", result.answer.summary, "fe-diagnose__answer"));
+        item.appendChild(labelled("What to do", result.answer.fix, "fe-diagnose__fix"));
+      }
+      var fresh = result.matches.filter(function (match) { return !shown.has(match.line); });
       var lines = element("ul", "fe-diagnose__lines");
-      result.matches.slice(0, 5).forEach(function (match) {
+      fresh.slice(0, 5).forEach(function (match) {
+        shown.add(match.line);
         var row = element("li");
         row.appendChild(element("span", "fe-diagnose__number", "line " + match.line + ": "));
         row.appendChild(highlighted(match));
         lines.appendChild(row);
       });
-      item.appendChild(lines);
+      if (fresh.length) item.appendChild(lines);
+      if (fresh.length < result.matches.length) {
+        var again = result.matches.filter(function (match) { return fresh.indexOf(match) < 0; })
+          .map(function (match) { return match.line; });
+        item.appendChild(element("p", "fe-diagnose__again",
+          "Also matched on line" + (again.length > 1 ? "s " : " ") + Array.from(new Set(again)).join(", ") +
+          ", shown above."));
+      }
       list.appendChild(item);
     });
+  }
+
+  function labelled(label, text, className) {
+    var paragraph = element("p", className);
+    paragraph.appendChild(element("strong", null, label + ": "));
+    paragraph.appendChild(document.createTextNode(text));
+    return paragraph;
+  }
+
+  /* The diagnosis as Markdown, for a bug report or a chat. */
+  function asMarkdown(results, firstFailure) {
+    var out = ["## Diagnosis", ""];
+    if (firstFailure) out.push("Rank " + firstFailure.rank + " failed first (line " + firstFailure.line + ").", "");
+    results.forEach(function (result, index) {
+      out.push((index + 1) + ". **[" + result.title.replace(/[\[\]]/g, "") + "](" + new URL(result.url, siteRoot).href +
+               ")** (" + result.severity + "), first on line " + result.first +
+               (result.rank !== null ? ", rank " + result.rank : ""));
+      result.consequenceOf.forEach(function (cause) { out.push("   - A consequence of: " + titleOf(results, cause)); });
+      if (result.collateral) out.push("   - Collateral: first seen on rank " + result.rank);
+      if (result.answer) {
+        out.push("   - Quick answer: " + result.answer.summary.replace(/\s+/g, " "));
+        out.push("   - What to do: " + result.answer.fix.replace(/\s+/g, " "));
+      }
+      out.push("   ```text");
+      result.matches.slice(0, 3).forEach(function (match) {
+        out.push("   line " + match.line + ": " + match.text.replace(/`{3,}/g, "``"));
+      });
+      out.push("   ```");
+    });
+    return out.join("\n") + "\n";
   }
 
   function setUp() {
@@ -62,11 +122,19 @@
     var status = document.getElementById("fe-status");
     var progress = document.getElementById("fe-progress");
     var list = document.getElementById("fe-results");
+    var summary = document.getElementById("fe-summary");
+    var copy = document.getElementById("fe-copy");
+    var clear = document.getElementById("fe-file-clear");
+    var lastInput = "text";  // the input the reader used last wins: typed text or a chosen file
+    var markdown = "";
 
     function run(message, description) {
       if (worker) worker.terminate();  // a new log replaces a scan still running
       worker = new Worker(workerUrl);
       message.signaturesUrl = signaturesUrl;
+      message.diagnoseUrl = diagnoseUrl;
+      summary.hidden = true;
+      copy.hidden = true;
       status.textContent = "Scanning " + description + "…";
       progress.hidden = false;
       progress.value = 0;
@@ -78,10 +146,13 @@
           progress.value = data.fraction;
         } else if (data.type === "results") {
           progress.hidden = true;
-          render(list, data.results);
+          render(list, data.results, data.firstFailure);
           status.textContent = data.results.length
             ? data.results.length + " matching failure" + (data.results.length === 1 ? "" : "s") + ", best first."
             : "No known failure signature found in this log.";
+          showSummary(data.results, data.firstFailure);
+          markdown = asMarkdown(data.results, data.firstFailure);
+          copy.hidden = !data.results.length;
           root.dataset.state = "done";
         } else {
           progress.hidden = true;
@@ -92,13 +163,48 @@
       worker.postMessage(message);
     }
 
+    function showSummary(results, firstFailure) {
+      summary.textContent = "";
+      if (!firstFailure) return;
+      var collateral = results.filter(function (result) { return result.collateral; });
+      summary.appendChild(element("strong", null, "Rank " + firstFailure.rank + " failed first"));
+      summary.appendChild(document.createTextNode(" (line " + firstFailure.line + ")." + (collateral.length
+        ? " " + collateral.length + " failure" + (collateral.length === 1 ? "" : "s") +
+          " on other ranks came after it: collateral, fix the first one."
+        : "")));
+      summary.hidden = false;
+    }
+
+    function showFile() {
+      clear.hidden = !file.files.length;
+    }
+
     form.addEventListener("submit", function (event) {
       event.preventDefault();
-      if (file.files.length) run({ file: file.files[0] }, file.files[0].name);
+      if (file.files.length && (lastInput === "file" || !text.value.trim())) run({ file: file.files[0] }, file.files[0].name);
       else run({ text: text.value }, "the pasted log");
     });
+    text.addEventListener("input", function () { lastInput = "text"; });
     file.addEventListener("change", function () {
-      if (file.files.length) run({ file: file.files[0] }, file.files[0].name);
+      showFile();
+      if (file.files.length) {
+        lastInput = "file";
+        run({ file: file.files[0] }, file.files[0].name);
+      }
+    });
+    clear.addEventListener("click", function () {
+      file.value = "";
+      lastInput = "text";
+      showFile();
+      text.focus();
+    });
+    copy.addEventListener("click", function () {
+      navigator.clipboard.writeText(markdown).then(function () {
+        copy.textContent = "Copied";
+        setTimeout(function () { copy.textContent = "Copy as Markdown"; }, 2000);
+      }, function () {
+        copy.textContent = "Copy failed: select the results and copy them";
+      });
     });
     ["dragenter", "dragover"].forEach(function (name) {
       drop.addEventListener(name, function (event) { event.preventDefault(); drop.classList.add("fe-diagnose__drop--over"); });
@@ -109,7 +215,10 @@
     drop.addEventListener("drop", function (event) {
       event.preventDefault();
       var dropped = event.dataTransfer && event.dataTransfer.files[0];
-      if (dropped) run({ file: dropped }, dropped.name);
+      if (dropped) {
+        lastInput = "file";
+        run({ file: dropped }, dropped.name);
+      }
     });
   }
 

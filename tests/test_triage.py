@@ -1,0 +1,57 @@
+"""Causes before effects and the rank that failed first, on the matcher's results."""
+
+from __future__ import annotations
+
+import pytest
+
+from generator.matcher import Match, Result
+from generator.triage import rank_of, triage
+
+
+def result(entry_id: str, *lines: tuple[int, str]) -> Result:
+    found = Result(entry_id, primary=True)
+    found.matches = [Match(line, text, 0) for line, text in lines]
+    found.first = (0, lines[0][0])
+    return found
+
+
+@pytest.mark.parametrize("line,rank", [
+    ("[rank3]:[E1129 10:42:17 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout", 3),
+    ("[Rank 12] Some NCCL operations have failed or timed out.", 12),
+    ("[default5]:RuntimeError: CUDA error: an illegal memory access was encountered", 5),
+    (" rank : 7 (local_rank: 3)", 7),
+    ("local_rank: 4 (pid: 1234) of binary: /usr/bin/python", 4),
+    ("Detected mismatch between collectives on ranks. Rank 0 is running collective", 0),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", None),
+    ("world_rank 3 and ranking 4", None),
+])
+def test_rank_of(line, rank):
+    assert rank_of(line) == rank
+
+
+def test_the_matchers_order_stands_without_causes():
+    results = [result("b", (5, "x")), result("a", (1, "y"))]
+    assert [finding.entry_id for finding in triage(results, []).findings] == ["b", "a"]
+
+
+def test_a_cause_moves_above_its_effect_and_unrelated_order_stands():
+    results = [result("wrapper", (9, "x")), result("other", (3, "y")), result("timeout", (2, "z"))]
+    findings = triage(results, [("timeout", "wrapper"), ("unmatched", "other")]).findings
+    assert [finding.entry_id for finding in findings] == ["other", "timeout", "wrapper"]
+    assert [finding.consequence_of for finding in findings] == [[], [], ["timeout"]]
+
+
+def test_a_cycle_of_causes_keeps_the_best_ranked_first():
+    results = [result("a", (1, "x")), result("b", (2, "y"))]
+    findings = triage(results, [("a", "b"), ("b", "a")]).findings
+    assert [finding.entry_id for finding in findings] == ["a", "b"]
+
+
+def test_first_rank_and_collateral():
+    results = [result("timeout", (40, "[rank0]: Watchdog caught"), (41, "[rank1]: Watchdog caught")),
+               result("oom", (12, "[rank3]: torch.OutOfMemoryError")),
+               result("unranked", (50, "Killed"))]
+    diagnosis = triage(results, [])
+    assert (diagnosis.first_rank, diagnosis.first_line.line) == (3, 12)
+    assert {f.entry_id: (f.rank, f.collateral) for f in diagnosis.findings} == {
+        "timeout": (0, True), "oom": (3, False), "unranked": (None, False)}
