@@ -1,6 +1,10 @@
 # The two commands of the README: `make site` and `make test`. Both set up .venv/ first.
 PYTHON ?= python3
+# The oldest Python the pinned dependencies install on (pymdown-extensions and soupsieve
+# require 3.11.5), read from pyproject.toml's requires-python.
+MIN_PYTHON := $(shell sed -n 's/^requires-python = ">=\([0-9.]*\)"$$/\1/p' pyproject.toml)
 VENV := .venv
+SITE_DIR := site
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
@@ -8,19 +12,25 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export NO_MKDOCS_2_WARNING := 1
 PORT ?= 8000
 
-.PHONY: site test serve serve-full validate schema bench clean browser
+.PHONY: site test serve serve-full validate schema bench clean browser check-pythons
 
 # Re-install whenever the project's dependencies change.
 $(STAMP): pyproject.toml constraints.txt
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11 or newer is needed")'
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python $(MIN_PYTHON) or newer, or run make PYTHON=/path/to/python3"; exit 1; }
+	@$(PYTHON) -c 'import sys; need = tuple(map(int, "$(MIN_PYTHON)".split("."))); v = sys.version_info[:3]; 	sys.exit(None if v >= need else "Python $(MIN_PYTHON) or newer is needed, but $(PYTHON) is %d.%d.%d: install a newer one (python.org, pyenv, uv python install, or your distribution'"'"'s python3.12) and run: make PYTHON=python3.12 ..." % v)'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test]'
 	@touch $(STAMP)
 
 site: $(STAMP)
-	$(VENV)/bin/mkdocs build --strict --site-dir site
-	@echo "Site built in site/ (open site/index.html, or run 'make serve')."
+	$(VENV)/bin/mkdocs build --strict --site-dir $(SITE_DIR)
+	@echo "Site built in $(SITE_DIR)/ (open $(SITE_DIR)/index.html, or run 'make serve')."
+
+# Build the site with every interpreter found among python3.11, python3.12 and python3.13, each in
+# a fresh virtual environment of its own, so a version problem shows before users meet it.
+check-pythons:
+	@found=""; for py in python3.11 python3.12 python3.13; do 		$$py -c 'import sys' >/dev/null 2>&1 || continue; 		found="$$found $$py"; dir=$$(mktemp -d); echo "== $$py: $$($$py -V 2>&1)"; 		if $(MAKE) --no-print-directory site PYTHON=$$py VENV=$$dir/venv SITE_DIR=$$dir/site >$$dir/log 2>&1; 		then echo "   site built"; rm -rf $$dir; 		else tail -5 $$dir/log; echo "   FAILED with $$py (full log: $$dir/log)"; exit 1; fi; 	done; 	[ -n "$$found" ] || { echo "none of python3.11, python3.12, python3.13 runs here"; exit 1; }
 
 test: $(STAMP) browser
 	$(PY) -m pytest

@@ -46,3 +46,10 @@ def test_contributing_and_template_walk_through_the_workflow():
     for step in ("generator new", "generator validate", "make serve", "pull request"):
         assert step in guide
     assert "- [ ]" in (REPO / ".github" / "PULL_REQUEST_TEMPLATE.md").read_text()
+
+
+def test_pull_requests_run_on_the_oldest_and_newest_python():
+    flow = workflow("pull-request.yml")
+    assert flow["jobs"]["check"]["strategy"]["matrix"]["python"] == ["3.11.5", "3.13"]
+    minimum = (REPO / "pyproject.toml").read_text().split('requires-python = ">=')[1].split('"')[0]
+    assert minimum == flow["jobs"]["check"]["strategy"]["matrix"]["python"][0]
