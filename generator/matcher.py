@@ -76,6 +76,7 @@ class Result:
     first: tuple[int, int] = (0, 0)  # (input, line) of the earliest match
     matches: list[Match] = field(default_factory=list)
     primary: bool = False  # a signature that is not `supporting` matched
+    evidence: set[tuple[int, int]] = field(default_factory=set)  # (input, line) of its primary matches
 
     def sort_key(self) -> tuple:
         return (-len(self.signatures), -self.specificity, self.first, self.entry_id)
@@ -183,7 +184,9 @@ class Matcher:
             signature = self.signatures[index]
             result = results.setdefault(signature.entry_id, Result(signature.entry_id))
             result.signatures.add(index)
-            result.primary = result.primary or not signature.supporting
+            if not signature.supporting:
+                result.primary = True
+                result.evidence.update(match.position() for match in matches)
             result.specificity += len(signature.pattern)
             first = matches[0].position()
             result.first = first if not result.matches else min(result.first, first)

@@ -4,10 +4,13 @@ The matcher ranks entries by their own evidence (distinct signatures, specificit
 earliest line). Two things it cannot know are added here:
 
 - **Causes first.** When two matched entries are related by `causes` (declared on
-  either side), the cause ranks above its effect whatever the signature counts, and
-  the effect is marked as a consequence of it: a torchrun `ChildFailedError` printed
-  after an NCCL timeout is the launcher reporting that timeout. Among entries not
-  ordered by a cause, the matcher's order stands.
+  either side) and the cause has evidence of its own (a line matched by one of its
+  primary signatures that the effect did not match), the cause ranks above its effect
+  whatever the signature counts, and the effect is marked as a consequence of it: a
+  torchrun `ChildFailedError` printed after an NCCL timeout is the launcher reporting
+  that timeout. A cause seen only through the effect's own lines (two OOM entries
+  matching the same OOM message) proves nothing, so it does not move. Among entries
+  not ordered by a cause, the matcher's order stands.
 - **Ranks.** Each matched line is read for the rank it belongs to (`[rank3]:`,
   `[Rank 3]`, `[default3]:`, `local_rank: 3`, `rank 3`). The earliest matched line
   that names a rank gives the rank that failed first; failures first seen on other
@@ -65,10 +68,11 @@ class Diagnosis:
 
 def triage(results: list[Result], causes: Iterable[tuple[str, str]]) -> Diagnosis:
     """Order `results` (the matcher's ranking) so causes precede effects, and read ranks."""
-    matched = {result.entry_id for result in results}
+    matched = {result.entry_id: result for result in results}
     causes_of: dict[str, list[str]] = {}
     for cause, effect in causes:
-        if cause in matched and effect in matched and cause != effect:
+        if cause in matched and effect in matched and cause != effect \
+                and matched[cause].evidence - matched[effect].evidence:
             causes_of.setdefault(effect, []).append(cause)
     findings = [Finding(result, sorted(set(causes_of.get(result.entry_id, ())))) for result in _causes_first(results, causes_of)]
     diagnosis = Diagnosis(findings)

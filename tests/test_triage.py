@@ -11,6 +11,7 @@ from generator.triage import rank_of, triage
 def result(entry_id: str, *lines: tuple[int, str]) -> Result:
     found = Result(entry_id, primary=True)
     found.matches = [Match(line, text, 0) for line, text in lines]
+    found.evidence = {match.position() for match in found.matches}
     found.first = (0, lines[0][0])
     return found
 
@@ -39,6 +40,14 @@ def test_a_cause_moves_above_its_effect_and_unrelated_order_stands():
     findings = triage(results, [("timeout", "wrapper"), ("unmatched", "other")]).findings
     assert [finding.entry_id for finding in findings] == ["other", "timeout", "wrapper"]
     assert [finding.consequence_of for finding in findings] == [[], [], ["timeout"]]
+
+
+def test_a_cause_seen_only_on_the_effects_own_lines_does_not_move():
+    """Two OOM entries matching the same OOM message: the `causes` link proves nothing here."""
+    results = [result("oom-forward", (3, "CUDA out of memory"), (1, "in forward")), result("activation-spike", (3, "x"))]
+    findings = triage(results, [("activation-spike", "oom-forward")]).findings
+    assert [finding.entry_id for finding in findings] == ["oom-forward", "activation-spike"]
+    assert findings[0].consequence_of == []
 
 
 def test_a_cycle_of_causes_keeps_the_best_ranked_first():

@@ -228,7 +228,11 @@
         results.set(signature.id, result);
       }
       result.score += 1;
-      result.primary = result.primary || !signature.supporting;
+      if (!signature.supporting) {
+        result.primary = true;
+        if (!result.evidence) result.evidence = new Set();
+        matches.forEach(function (match) { result.evidence.add(match.line); });
+      }
       result.specificity += signature.length;
       result.first = Math.min(result.first, matches[0].line);
       matches.forEach(function (match) {
@@ -250,12 +254,17 @@
     return list;
   };
 
-  /* The order above, changed only where a cause would follow its effect (triage.py). */
+  /* The order above, changed only where a cause with evidence of its own would follow its effect
+     (triage.py). */
   Matcher.prototype.causesFirst = function (list) {
-    var matched = new Set(list.map(function (result) { return result.id; }));
+    var matched = new Map(list.map(function (result) { return [result.id, result]; }));
+    /* A cause moves only with evidence of its own: a primary match on a line its effect did not match. */
+    function independent(cause, effect) {
+      return Array.from(matched.get(cause).evidence).some(function (line) { return !matched.get(effect).evidence.has(line); });
+    }
     var causesOf = new Map();
     this.causes.forEach(function (pair) {
-      if (matched.has(pair[0]) && matched.has(pair[1]) && pair[0] !== pair[1]) {
+      if (matched.has(pair[0]) && matched.has(pair[1]) && pair[0] !== pair[1] && independent(pair[0], pair[1])) {
         if (!causesOf.has(pair[1])) causesOf.set(pair[1], new Set());
         causesOf.get(pair[1]).add(pair[0]);
       }
