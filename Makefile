@@ -12,7 +12,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export NO_MKDOCS_2_WARNING := 1
 PORT ?= 8000
 
-.PHONY: site test serve serve-full validate schema bench clean browser check-pythons
+.PHONY: site test lint serve serve-full validate schema bench clean browser check-pythons
 
 # Re-install whenever the project's dependencies change.
 $(STAMP): pyproject.toml constraints.txt
@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; need = tuple(map(int, "$(MIN_PYTHON)".split("."))); v = sys.version_info[:3]; 	sys.exit(None if v >= need else "Python $(MIN_PYTHON) or newer is needed, but $(PYTHON) is %d.%d.%d: install a newer one (python.org, pyenv, uv python install, or your distribution'"'"'s python3.12) and run: make PYTHON=python3.12 ..." % v)'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test]'
+	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test,lint]'
 	@touch $(STAMP)
 
 site: $(STAMP)
@@ -52,6 +52,12 @@ serve: $(STAMP)
 # The same preview, rebuilding every page on each change (slower; navigation and search always whole).
 serve-full: $(STAMP)
 	$(VENV)/bin/mkdocs serve --dev-addr $(HOST):$(PORT)
+
+# Lint: ruff (rules and formatting) and mypy, configured in pyproject.toml.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check generator tests bench
+	$(VENV)/bin/ruff format --check generator tests bench
+	$(VENV)/bin/mypy
 
 validate: $(STAMP)
 	$(PY) -m generator validate entries

@@ -41,10 +41,13 @@ def generator_stage(entries: Path) -> float:
 def mkdocs_build(project: Path) -> tuple[float, float]:
     """Wall time (s) and peak resident memory (MiB) of one `mkdocs build`."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    command = [sys.executable, "-c",
-               "import resource, runpy, sys; sys.argv = ['mkdocs', 'build', '--strict', '-q', '--site-dir', 'site'];"
-               "\ntry: runpy.run_module('mkdocs', run_name='__main__')"
-               "\nfinally: print('PEAK_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"]
+    command = [
+        sys.executable,
+        "-c",
+        "import resource, runpy, sys; sys.argv = ['mkdocs', 'build', '--strict', '-q', '--site-dir', 'site'];"
+        "\ntry: runpy.run_module('mkdocs', run_name='__main__')"
+        "\nfinally: print('PEAK_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)",
+    ]
     started = time.perf_counter()
     result = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
@@ -72,14 +75,20 @@ def main(counts: list[int]) -> None:
             build, peak = mkdocs_build(project)
             mean_page, largest_page, index = sizes(project / "site", count)
             rows.append((count, build, peak, stage, mean_page, largest_page, index))
-    print(f"{'N':>6} {'build s':>8} {'peak MiB':>9} {'generator s':>12} {'share':>6} "
-          f"{'mean page KB':>13} {'max page KB':>12} {'index KB':>9} {'index KB/entry':>15}")
+    print(
+        f"{'N':>6} {'build s':>8} {'peak MiB':>9} {'generator s':>12} {'share':>6} "
+        f"{'mean page KB':>13} {'max page KB':>12} {'index KB':>9} {'index KB/entry':>15}"
+    )
     for count, build, peak, stage, mean_page, largest_page, index in rows:
-        print(f"{count:>6} {build:>8.1f} {peak:>9.0f} {stage:>12.2f} {stage / build:>6.1%} "
-              f"{mean_page / 1024:>13.1f} {largest_page / 1024:>12.1f} {index / 1024:>9.0f} {index / 1024 / count:>15.2f}")
+        print(
+            f"{count:>6} {build:>8.1f} {peak:>9.0f} {stage:>12.2f} {stage / build:>6.1%} "
+            f"{mean_page / 1024:>13.1f} {largest_page / 1024:>12.1f} {index / 1024:>9.0f} {index / 1024 / count:>15.2f}"
+        )
     if len(rows) > 1:
-        print(f"build({rows[-1][0]}) / build({rows[0][0]}) = {rows[-1][1] / rows[0][1]:.1f} for {rows[-1][0] / rows[0][0]:.0f}x entries; "
-              f"mean page ratio = {rows[-1][4] / rows[0][4]:.2f}")
+        print(
+            f"build({rows[-1][0]}) / build({rows[0][0]}) = {rows[-1][1] / rows[0][1]:.1f} for {rows[-1][0] / rows[0][0]:.0f}x entries; "
+            f"mean page ratio = {rows[-1][4] / rows[0][4]:.2f}"
+        )
 
 
 if __name__ == "__main__":

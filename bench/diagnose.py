@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,11 +55,24 @@ def write_log(path: Path, megabytes: int, examples: list[str], rng: random.Rando
             else:
                 step = rng.randint(0, 20000)
                 line = rng.choice(LINES).format(
-                    host=f"node{rng.randint(1, 64):03d}", pid=rng.randint(1000, 99999), rank=rng.randint(0, 7),
-                    peer=rng.randint(0, 7), n=rng.randint(1, 3000), m=rng.randint(0, 59), s=rng.randint(0, 59),
-                    us=rng.randint(0, 999999), ms=rng.randint(0, 999), t=rng.randint(1, 99999), loss=rng.random() * 4,
-                    g=rng.random() * 9, lr=rng.random() * 1e-4, e=rng.random() * 3, pct=step * 100 // 20000,
-                    bar="#" * (step * 20 // 20000), step=step, it=rng.random() * 3,
+                    host=f"node{rng.randint(1, 64):03d}",
+                    pid=rng.randint(1000, 99999),
+                    rank=rng.randint(0, 7),
+                    peer=rng.randint(0, 7),
+                    n=rng.randint(1, 3000),
+                    m=rng.randint(0, 59),
+                    s=rng.randint(0, 59),
+                    us=rng.randint(0, 999999),
+                    ms=rng.randint(0, 999),
+                    t=rng.randint(1, 99999),
+                    loss=rng.random() * 4,
+                    g=rng.random() * 9,
+                    lr=rng.random() * 1e-4,
+                    e=rng.random() * 3,
+                    pct=step * 100 // 20000,
+                    bar="#" * (step * 20 // 20000),
+                    step=step,
+                    it=rng.random() * 3,
                 )
             log.write(line + "\n")
             written += len(line.encode("utf-8")) + 1
@@ -67,14 +81,24 @@ def write_log(path: Path, megabytes: int, examples: list[str], rng: random.Rando
 _ERE_SPECIAL = set(".[]()*+?{}|^$\\")
 
 
+def _posix_replacement(posix: str) -> Callable[[re.Match[str]], str]:
+    return lambda match: match.group(1) + posix
+
+
 def to_ere(pattern: str, literal: bool) -> str:
     """The same pattern in POSIX extended syntax, for `grep -E`."""
     if literal:
         return "".join("\\" + char if char in _ERE_SPECIAL else char for char in pattern)
     out = pattern.replace("(?:", "(")
-    for escape, posix in (("d", "[0-9]"), ("D", "[^0-9]"), ("w", "[A-Za-z0-9_]"), ("W", "[^A-Za-z0-9_]"),
-                          ("s", "[[:space:]]"), ("S", "[^[:space:]]")):
-        out = re.sub(rf"(?<!\\)((?:\\\\)*)\\{escape}", lambda m, posix=posix: m.group(1) + posix, out)
+    for escape, posix in (
+        ("d", "[0-9]"),
+        ("D", "[^0-9]"),
+        ("w", "[A-Za-z0-9_]"),
+        ("W", "[^A-Za-z0-9_]"),
+        ("s", "[[:space:]]"),
+        ("S", "[^[:space:]]"),
+    ):
+        out = re.sub(rf"(?<!\\)((?:\\\\)*)\\{escape}", _posix_replacement(posix), out)
     out = re.sub(r"([*+?}])\?", r"\1", out)  # lazy quantifiers: the same lines match
     # A backslash before a character that is not special is a warning in grep.
     return re.sub(r"\\([^.\[\]()*+?{}|^$\\a-zA-Z0-9])", r"\1", out)
@@ -106,12 +130,16 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=200)
     args = parser.parse_args()
     rng = random.Random(11)
-    with tempfile.TemporaryDirectory() as scratch:
-        scratch = Path(scratch)
+    with tempfile.TemporaryDirectory() as scratch_name:
+        scratch = Path(scratch_name)
         entries = make_corpus(scratch / "entries", args.entries)
         encyclopedia = load_encyclopedia(entries).encyclopedia
-        examples = [example for entry in encyclopedia.entries.values() for signature in entry.signatures or ()
-                    for example in signature.examples or ()]
+        examples = [
+            example
+            for entry in encyclopedia.entries.values()
+            for signature in entry.signatures or ()
+            for example in signature.examples or ()
+        ]
         log = scratch / "train.log"
         write_log(log, args.megabytes, examples, rng)
         quarter = scratch / "quarter.log"
@@ -119,7 +147,9 @@ def main() -> None:
             target.write(source.read(os.path.getsize(log) // 4))
         # The same log given twice: twice the bytes through one matcher, for the memory check.
         patterns = scratch / "patterns.ere"
-        patterns.write_text("".join(to_ere(ref.pattern, ref.kind == "literal") + "\n" for ref in encyclopedia.signatures))
+        patterns.write_text(
+            "".join(to_ere(ref.pattern, ref.kind == "literal") + "\n" for ref in encyclopedia.signatures)
+        )
 
         env = {**os.environ, "MLFAIL_CACHE_DIR": str(scratch / "cache")}
         diagnose = [sys.executable, "-m", "generator", "diagnose", "--entries", str(entries), "--json"]
@@ -137,8 +167,10 @@ def main() -> None:
     print(f"{'diagnose':>10} {ours:>8.2f} {size / ours:>7.0f} {ours_peak:>9.0f}")
     print(f"{'grep -E':>10} {grep:>8.2f} {size / grep:>7.0f} {grep_peak:>9.0f}")
     print(f"diagnose / grep = {ours / grep:.2f}")
-    print(f"diagnose peak memory: {quarter_peak:.0f} MiB on {size / 4:.0f} MiB of log, {ours_peak:.0f} MiB on {size:.0f} MiB, "
-          f"{double_peak:.0f} MiB on {2 * size:.0f} MiB")
+    print(
+        f"diagnose peak memory: {quarter_peak:.0f} MiB on {size / 4:.0f} MiB of log, {ours_peak:.0f} MiB on {size:.0f} MiB, "
+        f"{double_peak:.0f} MiB on {2 * size:.0f} MiB"
+    )
 
 
 if __name__ == "__main__":

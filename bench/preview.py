@@ -27,7 +27,6 @@ sys.path.insert(0, str(REPO))
 from bench.synthetic import make_corpus  # noqa: E402
 from tests.site_build import make_project  # noqa: E402
 
-
 PAUSE = 4.0  # seconds between an edit showing and the next edit
 
 
@@ -53,8 +52,13 @@ def measure(project: Path, mode: list[str], edits: int) -> tuple[float, list[flo
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", *mode, "--dev-addr", f"127.0.0.1:{port}"],
-                              cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", *mode, "--dev-addr", f"127.0.0.1:{port}"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}/encyclopedia/failures/synthetic-00007/"
     entry = next((project / "entries").rglob("synthetic-00007.yaml"))
     try:

@@ -16,10 +16,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from generator.diagnose import diagnose  # noqa: E402
-from generator.triage import triage  # noqa: E402
 from generator.loading import load_encyclopedia  # noqa: E402
 from generator.matcher import Matcher  # noqa: E402
 from generator.signature_index import SignatureIndex  # noqa: E402
+from generator.triage import triage  # noqa: E402
 from tests.regression_logs import load_cases  # noqa: E402
 
 
@@ -46,8 +46,10 @@ def main() -> int:
         else:
             wrong.append((case, first))
     covered = len(right) + len(wrong) + len(nothing)
-    print(f"{covered} excerpts with an entry: {len(right)} rank it first, {len(wrong)} rank another first, "
-          f"{len(nothing)} match nothing; {len(uncovered)} excerpts of failures without an entry")
+    print(
+        f"{covered} excerpts with an entry: {len(right)} rank it first, {len(wrong)} rank another first, "
+        f"{len(nothing)} match nothing; {len(uncovered)} excerpts of failures without an entry"
+    )
     for label, group in (("wrong first", wrong), ("nothing", nothing), ("no entry yet", uncovered)):
         for case, first in group:
             print(f"  {label}: {case.name} (expected {', '.join(case.expect) or 'none'}, got {first}) {case.url}")

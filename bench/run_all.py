@@ -26,7 +26,9 @@ def run(script: str, *args: str) -> str:
     result = subprocess.run([sys.executable, str(BENCH / script), *args], capture_output=True, text=True)
     if result.returncode != 0:
         raise SystemExit(f"{script} failed:\n{result.stderr[-3000:]}")
-    return f"### {script} {' '.join(args)}  ({time.perf_counter() - started:.0f} s)\n\n```\n{result.stdout.strip()}\n```\n"
+    return (
+        f"### {script} {' '.join(args)}  ({time.perf_counter() - started:.0f} s)\n\n```\n{result.stdout.strip()}\n```\n"
+    )
 
 
 def main() -> None:
@@ -38,8 +40,10 @@ def main() -> None:
         run("search.py", "2000"),
         run("preview.py", "2000"),
     ]
-    header = (f"# Benchmarks\n\n{platform.platform()}, Python {platform.python_version()}, "
-              f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}\n\n")
+    header = (
+        f"# Benchmarks\n\n{platform.platform()}, Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}\n\n"
+    )
     report = header + "\n".join(sections)
     out = BENCH / "results" / "latest.md"
     out.parent.mkdir(exist_ok=True)

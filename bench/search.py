@@ -47,9 +47,11 @@ def main() -> None:
                 timings.append(time.perf_counter() - started)
                 page.close()
             browser.close()
-    print(f"{count} entries: search index {index_bytes / 1024:.0f} KiB "
-          f"({index_bytes / count / 1024:.2f} KiB per entry); first results "
-          f"{min(timings):.2f} s after the load event (best of 3: {', '.join(f'{t:.2f}' for t in timings)})")
+    print(
+        f"{count} entries: search index {index_bytes / 1024:.0f} KiB "
+        f"({index_bytes / count / 1024:.2f} KiB per entry); first results "
+        f"{min(timings):.2f} s after the load event (best of 3: {', '.join(f'{t:.2f}' for t in timings)})"
+    )
 
 
 if __name__ == "__main__":

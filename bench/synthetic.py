@@ -16,13 +16,59 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
-WORDS = (
-    "allocator gradient rank collective kernel tensor buffer stream shard optimizer checkpoint worker "
-    "bucket prefetch partition activation scheduler throughput latency overflow fragment device host "
-    "process launcher driver runtime compiler graph guard dtype precision batch sequence layer expert"
-).split()
-COMPONENTS = ["ProcessGroupNCCL", "CUDACachingAllocator", "DataLoader", "ZeroOptimizer", "GradScaler",
-              "TorchDynamo", "XlaRuntime", "CublasHandle", "ElasticAgent", "StateDictLoader"]
+WORDS = [
+    "allocator",
+    "gradient",
+    "rank",
+    "collective",
+    "kernel",
+    "tensor",
+    "buffer",
+    "stream",
+    "shard",
+    "optimizer",
+    "checkpoint",
+    "worker",
+    "bucket",
+    "prefetch",
+    "partition",
+    "activation",
+    "scheduler",
+    "throughput",
+    "latency",
+    "overflow",
+    "fragment",
+    "device",
+    "host",
+    "process",
+    "launcher",
+    "driver",
+    "runtime",
+    "compiler",
+    "graph",
+    "guard",
+    "dtype",
+    "precision",
+    "batch",
+    "sequence",
+    "layer",
+    "expert",
+]
+COMPONENTS = [
+    "ProcessGroupNCCL",
+    "CUDACachingAllocator",
+    "DataLoader",
+    "ZeroOptimizer",
+    "GradScaler",
+    "TorchDynamo",
+    "XlaRuntime",
+    "CublasHandle",
+    "ElasticAgent",
+    "StateDictLoader",
+]
+
+
+SOURCE = "https://github.com/pytorch/pytorch/blob/v2.5.0/c10/cuda/CUDACachingAllocator.cpp"
 
 
 def sentence(rng: random.Random, words: int = 14) -> str:
@@ -42,7 +88,8 @@ def real_signatures() -> list[dict]:
             continue
         for signature in yaml.safe_load(path.read_text(encoding="utf-8")).get("signatures") or []:
             if signature.get("examples"):
-                found.append({key: signature[key] for key in ("literal", "regex", "examples") if key in signature})
+                kept = ("literal", "regex", "source", "supporting", "examples")
+                found.append({key: signature[key] for key in kept if key in signature})
     return found
 
 
@@ -55,17 +102,18 @@ def variant(signature: dict, index: int) -> dict | None:
     Synthetic corpora then share the vocabulary of real logs (`CUDA out of memory`,
     `ProcessGroupNCCL`, `[rank0]:`) instead of matching text no log contains."""
     pattern = signature.get("regex") or signature["literal"]
+    extra = {key: signature[key] for key in ("source", "supporting") if key in signature}
     for word in dict.fromkeys(_WORD.findall(pattern)):
         replacement = f"{word}{index}"
         examples = [example.replace(word, replacement) for example in signature["examples"]]
         if "regex" in signature:
             regex = re.sub(rf"(?<![\\\w]){word}(?!\w)", replacement, signature["regex"])
             if all(re.search(regex, example) for example in examples):
-                return {"regex": regex, "examples": examples}
+                return {"regex": regex, **extra, "examples": examples}
         else:
             literal = signature["literal"].replace(word, replacement)
             if all(literal in example for example in examples):
-                return {"literal": literal, "examples": examples}
+                return {"literal": literal, **extra, "examples": examples}
     return None
 
 
@@ -77,7 +125,9 @@ def signatures(rng: random.Random, index: int, pool: list[dict]) -> list[dict]:
             chosen.append(made)
         if len(chosen) == 3:
             break
-    return chosen or [{"literal": f"SyntheticFailure{index}: stopped"}]
+    if all(signature.get("supporting") for signature in chosen):  # an entry needs one primary signature
+        chosen.append({"literal": f"SyntheticFailure{index}: stopped", "source": SOURCE})
+    return chosen
 
 
 def make_entry(index: int, total: int, taxonomy: dict, rng: random.Random, pool: list[dict]) -> dict:
@@ -94,7 +144,7 @@ def make_entry(index: int, total: int, taxonomy: dict, rng: random.Random, pool:
         "tags": rng.sample(tags, 3),
         "description": paragraph(rng, 4),
         "mechanism": paragraph(rng, 8) + "\n\n" + paragraph(rng, 6),
-        "causes": [{"id": f"cause-{n}", "text": sentence(rng, 16)} for n in range(3)],
+        "causes": [{"id": f"cause-{n}", "text": sentence(rng, 16), "fix": sentence(rng, 12)} for n in range(3)],
         "observations": [sentence(rng) for _ in range(3)],
         "symptoms": [{"symptom": sentence(rng), "cause": f"cause-{n % 3}"} for n in range(4)],
         "signatures": sigs,
@@ -103,15 +153,22 @@ def make_entry(index: int, total: int, taxonomy: dict, rng: random.Random, pool:
         "fix": {
             "summary": sentence(rng),
             "steps": [sentence(rng) for _ in range(3)],
-            "code": [{"label": "PyTorch", "language": "python",
-                      "source": f"import torch\n\nconfig = {{'{rng.choice(WORDS)}': {rng.randint(1, 64)}}}\n"}],
+            "code": [
+                {
+                    "label": "PyTorch",
+                    "language": "python",
+                    "source": f"import torch\n\nconfig = {{'{rng.choice(WORDS)}': {rng.randint(1, 64)}}}\n",
+                }
+            ],
             "tradeoff": sentence(rng),
         },
         "prevention": [sentence(rng) for _ in range(2)],
         "faq": [{"question": sentence(rng, 8)[:-1] + "?", "answer": paragraph(rng, 2)}],
         "references": [{"title": "PyTorch CUDA semantics", "url": "https://pytorch.org/docs/stable/notes/cuda.html"}],
-        "related": [{"id": f"synthetic-{other:05d}", "relation": rng.choice(["similar", "causes", "see-also"])}
-                    for other in others],
+        "related": [
+            {"id": f"synthetic-{other:05d}", "relation": rng.choice(["similar", "causes", "see-also"])}
+            for other in others
+        ],
         "reviewed": f"2026-{rng.randint(1, 11):02d}-{rng.randint(1, 28):02d}",
     }
 

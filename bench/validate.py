@@ -21,9 +21,9 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.synthetic import make_corpus  # noqa: E402
-from generator.loading import entry_files, load_encyclopedia  # noqa: E402
-from generator.regex_subset import check_portable  # noqa: E402
+from bench.synthetic import make_corpus
+from generator.loading import entry_files, load_encyclopedia
+from generator.regex_subset import check_portable
 
 
 def best_of(runs: int, action) -> float:
@@ -54,8 +54,8 @@ def main(sizes: list[int]) -> None:
         for count in sizes:
             root = make_corpus(Path(scratch, f"entries-{count}"), count)
             files = entry_files(root)
-            bare = best_of(3, lambda: bare_parse(files))
-            full = best_of(3, lambda: validate(root))
+            bare = best_of(3, lambda files=files: bare_parse(files))
+            full = best_of(3, lambda root=root: validate(root))
             rows.append((count, bare, full))
     print(f"{'N':>7} {'bare parse s':>13} {'validate s':>11} {'ratio':>6} {'validate us/entry':>18}")
     for count, bare, full in rows:

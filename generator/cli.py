@@ -11,8 +11,12 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .problems import EntriesFolderError
+
+if TYPE_CHECKING:  # imported when used: `diagnose` starts without pydantic
+    from .loading import LoadResult
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 DEFAULT_ENTRIES = "entries"
@@ -46,10 +50,16 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     validate = commands.add_parser("validate", help="check every entry; one line per problem")
-    validate.add_argument("entries", nargs="?", default=DEFAULT_ENTRIES, metavar="ENTRIES_DIR",
-                          help="folder of entries, with taxonomy.yaml at its top (default: entries)")
-    validate.add_argument("--format", choices=("text", "github"), default="text",
-                          help="'github' prints GitHub Actions annotations")
+    validate.add_argument(
+        "entries",
+        nargs="?",
+        default=DEFAULT_ENTRIES,
+        metavar="ENTRIES_DIR",
+        help="folder of entries, with taxonomy.yaml at its top (default: entries)",
+    )
+    validate.add_argument(
+        "--format", choices=("text", "github"), default="text", help="'github' prints GitHub Actions annotations"
+    )
     validate.set_defaults(run=_validate)
 
     new = commands.add_parser("new", help="write a scaffold for a new entry")
@@ -63,14 +73,23 @@ def _parser() -> argparse.ArgumentParser:
 
     generate = commands.add_parser("generate", help="write the generated pages as Markdown files, for any engine")
     generate.add_argument("--out", required=True, metavar="DIR", help="folder to write (replaced as a whole)")
-    generate.add_argument("--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)")
+    generate.add_argument(
+        "--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)"
+    )
     generate.add_argument("--repo-url", help="repository URL for edit links (default: repo_url of mkdocs.yml)")
     generate.set_defaults(run=_generate)
 
     diagnose = commands.add_parser("diagnose", help="find the failures whose error signatures a log contains")
-    diagnose.add_argument("logs", nargs="*", default=["-"], metavar="LOG",
-                          help="log files (plain or gzip); '-' or nothing reads standard input")
-    diagnose.add_argument("--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)")
+    diagnose.add_argument(
+        "logs",
+        nargs="*",
+        default=["-"],
+        metavar="LOG",
+        help="log files (plain or gzip); '-' or nothing reads standard input",
+    )
+    diagnose.add_argument(
+        "--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)"
+    )
     diagnose.add_argument("--json", action="store_true", help="print a JSON array, best match first")
     diagnose.add_argument("--top", type=_positive, default=5, metavar="N", help="show the N best matches (default: 5)")
     diagnose.set_defaults(run=_diagnose)
@@ -88,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
 # -- validate ---------------------------------------------------------------------
 
 
-def load_or_report(entries: str, output_format: str = "text"):
+def load_or_report(entries: str, output_format: str = "text") -> LoadResult:
     """Load the entries; print their problems (if any) to stdout."""
     from .loading import load_encyclopedia  # imported here: `diagnose` starts without pydantic
 
@@ -104,7 +123,7 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_OK if result.ok else EXIT_INVALID
 
 
-def _summary(result) -> str:
+def _summary(result: LoadResult) -> str:
     if result.ok:
         return f"OK: {result.files} entries valid"
     files = len({problem.path for problem in result.problems})
@@ -152,7 +171,7 @@ def _generate(args: argparse.Namespace) -> int:
     from .rendering import Renderer, SiteOptions
 
     result = load_or_report(args.entries)
-    if not result.ok:
+    if result.encyclopedia is None:
         print(_summary(result))
         return EXIT_INVALID
     options = SiteOptions(repo_url=args.repo_url or _mkdocs_repo_url(), entries_path=Path(args.entries).as_posix())

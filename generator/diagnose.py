@@ -14,11 +14,11 @@ import os
 import sys
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import BinaryIO, TextIO
+from typing import Any, TextIO
 
-from .matcher import Hits, Match, Matcher, Result
+from .matcher import Hits, Match, Matcher, Readable, Result
 from .signature_index import SignatureIndex
 from .triage import Diagnosis, rank_of
 
@@ -45,10 +45,10 @@ def check_inputs(paths: list[str]) -> None:
 
 
 @contextmanager
-def open_log(path: str) -> Iterator[BinaryIO]:
-    raw = sys.stdin.buffer if path == "-" else open(path, "rb")
+def open_log(path: str) -> Iterator[Readable]:
+    raw: Any = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 - closed below, not stdin
     try:
-        stream = io.BufferedReader(raw) if not isinstance(raw, io.BufferedReader) else raw
+        stream = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
         if stream.peek(2)[:2] == GZIP_MAGIC:
             with gzip.GzipFile(fileobj=stream) as unzipped:
                 yield _GzipErrors(unzipped, path)
@@ -68,7 +68,7 @@ class _GzipErrors(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:
+    def readinto(self, buffer: Any) -> int:
         try:
             return self.stream.readinto(buffer)
         except (OSError, EOFError, zlib.error) as error:
@@ -91,7 +91,7 @@ def diagnose(matcher: Matcher, paths: list[str], progress_to: TextIO | None = No
     return matcher.rank(found)
 
 
-def _progress_printer(path: str, stream: TextIO | None):
+def _progress_printer(path: str, stream: TextIO | None) -> Callable[[int | None], None] | None:
     """Progress on stderr for a big file, only when a person watches (a terminal)."""
     if stream is None or not stream.isatty() or path == "-":
         return None
@@ -124,17 +124,31 @@ def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths
         info = index.entries[result.entry_id]
         matches = []
         for match in result.matches:
-            item = {"line": match.line, "text": match.text, "signature": matcher.signatures[match.signature].pattern,
-                    "rank": rank_of(match.text)}
+            item = {
+                "line": match.line,
+                "text": match.text,
+                "signature": matcher.signatures[match.signature].pattern,
+                "rank": rank_of(match.text),
+            }
             if len(paths) > 1:
                 item["file"] = paths[match.source]
             matches.append(item)
-        items.append({
-            "id": result.entry_id, "title": info.title, "url": info.url, "severity": info.severity,
-            "score": len(result.signatures), "specificity": result.specificity,
-            "consequence_of": finding.consequence_of, "rank": finding.rank, "collateral": finding.collateral,
-            "summary": info.summary, "fix": info.fix, "matches": matches,
-        })
+        items.append(
+            {
+                "id": result.entry_id,
+                "title": info.title,
+                "url": info.url,
+                "severity": info.severity,
+                "score": len(result.signatures),
+                "specificity": result.specificity,
+                "consequence_of": finding.consequence_of,
+                "rank": finding.rank,
+                "collateral": finding.collateral,
+                "summary": info.summary,
+                "fix": info.fix,
+                "matches": matches,
+            }
+        )
     return json.dumps(items, ensure_ascii=False, indent=2)
 
 
@@ -147,20 +161,25 @@ def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str]) -> st
         lines.append(f"Rank {diagnosis.first_rank} failed first ({_where(first, paths)}).")
         if collateral:
             ranks = sorted({finding.rank for finding in collateral if finding.rank is not None})
-            lines.append(f"After it, {_count(len(collateral), 'failure')} on other ranks "
-                         f"({', '.join(map(str, ranks))}): collateral, fix the first one.")
+            lines.append(
+                f"After it, {_count(len(collateral), 'failure')} on other ranks "
+                f"({', '.join(map(str, ranks))}): collateral, fix the first one."
+            )
         lines.append("")
     for rank, finding in enumerate(diagnosis.findings, 1):
         result = finding.result
         info = index.entries[result.entry_id]
         count = len(result.signatures)
         lines.append(f"{rank}. {info.title}  [{info.severity}]")
-        lines.append(f"   {result.entry_id} · {info.url} · {count} signature{'s' if count != 1 else ''} matched"
-                     + (f" · rank {finding.rank}" if finding.rank is not None else ""))
+        lines.append(
+            f"   {result.entry_id} · {info.url} · {count} signature{'s' if count != 1 else ''} matched"
+            + (f" · rank {finding.rank}" if finding.rank is not None else "")
+        )
         for cause in finding.consequence_of:
             shown = f"{number[cause]}. " if cause in number else ""
-            lines.append(f"   Consequence: here this is a result of {shown}{index.entries[cause].title} (above); "
-                         "fix that first.")
+            lines.append(
+                f"   Consequence: here this is a result of {shown}{index.entries[cause].title} (above); fix that first."
+            )
         if finding.collateral:
             lines.append(f"   Collateral: first seen on rank {finding.rank}, after rank {diagnosis.first_rank} failed.")
         for match in result.matches[:SHOWN_LINES]:

@@ -78,8 +78,13 @@ def short(text: str, limit: int = LABEL_CHARACTERS) -> str:
 
 
 def _ring(count: int, radius: float, cx: float, cy: float, start: float = -math.pi / 2) -> list[tuple[float, float]]:
-    return [(cx + radius * math.cos(start + 2 * math.pi * i / max(count, 1)),
-             cy + radius * math.sin(start + 2 * math.pi * i / max(count, 1))) for i in range(count)]
+    return [
+        (
+            cx + radius * math.cos(start + 2 * math.pi * i / max(count, 1)),
+            cy + radius * math.sin(start + 2 * math.pi * i / max(count, 1)),
+        )
+        for i in range(count)
+    ]
 
 
 def _entry_node(entry: Entry, kind: str, x: float, y: float) -> Node:
@@ -96,8 +101,12 @@ def entry_graph(encyclopedia: Encyclopedia, entry_id: str) -> Graph | None:
     for link in links:
         if link.relation in ("causes", "caused-by"):
             for onward in encyclopedia.links[link.target]:
-                if (onward.relation == link.relation and onward.target != entry_id
-                        and onward.target not in near and onward.target not in far):
+                if (
+                    onward.relation == link.relation
+                    and onward.target != entry_id
+                    and onward.target not in near
+                    and onward.target not in far
+                ):
                     far[onward.target] = (link.target, onward.relation)
     size = 520 if far else 420
     center = size / 2
@@ -105,14 +114,16 @@ def entry_graph(encyclopedia: Encyclopedia, entry_id: str) -> Graph | None:
     middle = _entry_node(encyclopedia.entries[entry_id], "center", center, center)
     graph.nodes.append(middle)
     placed = {entry_id: middle}
-    for key, (x, y) in zip(near, _ring(len(near), size * 0.3, center, center)):
+    for key, (x, y) in zip(near, _ring(len(near), size * 0.3, center, center), strict=True):
         placed[key] = _entry_node(encyclopedia.entries[key], "entry", x, y)
         graph.nodes.append(placed[key])
     for link in links:
         if link.target in placed:
             graph.edges.append(Edge(middle, placed[link.target], link.relation))
     far_keys = list(far)
-    for key, (x, y) in zip(far_keys, _ring(len(far_keys), size * 0.45, center, center, start=-math.pi / 3)):
+    for key, (x, y) in zip(
+        far_keys, _ring(len(far_keys), size * 0.45, center, center, start=-math.pi / 3), strict=True
+    ):
         placed[key] = _entry_node(encyclopedia.entries[key], "entry", x, y)
         graph.nodes.append(placed[key])
         via, relation = far[key]
@@ -138,14 +149,17 @@ def hub_graph(encyclopedia: Encyclopedia, entries: list[Entry], exclude_tag: str
     center = size / 2
     graph = Graph(size, size, omitted=len(entries) - len(shown))
     placed: dict[str, Node] = {}
-    for entry, (x, y) in zip(shown, _ring(len(shown), size * 0.38, center, center)):
+    for entry, (x, y) in zip(shown, _ring(len(shown), size * 0.38, center, center), strict=True):
         placed[entry.id] = _entry_node(entry, "entry", x, y)
         graph.nodes.append(placed[entry.id])
     symptom_nodes: dict[str, Node] = {}
-    for tag, (x, y) in zip(shared, _ring(len(shared), size * 0.14 if len(shared) > 1 else 0, center, center)):
+    for tag, (x, y) in zip(
+        shared, _ring(len(shared), size * 0.14 if len(shared) > 1 else 0, center, center), strict=True
+    ):
         info = taxonomy.tags[tag]
-        symptom_nodes[tag] = Node(f"tag-{tag}", short(info.title, 18), info.title, "symptom", None,
-                                  round(x, 1), round(y, 1), tag)
+        symptom_nodes[tag] = Node(
+            f"tag-{tag}", short(info.title, 18), info.title, "symptom", None, round(x, 1), round(y, 1), tag
+        )
         graph.nodes.append(symptom_nodes[tag])
     for entry in shown:
         for tag in entry.tags:
@@ -171,6 +185,8 @@ def category_bars(encyclopedia: Encyclopedia) -> list[Bar]:
 def symptom_bars(encyclopedia: Encyclopedia, limit: int = 8) -> list[Bar]:
     """The symptom tags that most failures share."""
     taxonomy = encyclopedia.taxonomy
-    counts = [(len(encyclopedia.by_tag[key]), key) for key, info in taxonomy.tags.items() if info.group == SYMPTOM_GROUP]
+    counts = [
+        (len(encyclopedia.by_tag[key]), key) for key, info in taxonomy.tags.items() if info.group == SYMPTOM_GROUP
+    ]
     counts.sort(key=lambda item: (-item[0], item[1]))
     return [Bar(taxonomy.tags[key].title, key, (("count", count),)) for count, key in counts[:limit] if count]

@@ -80,5 +80,5 @@ def dead_links(entries_arg: str, timeout: float = 15.0, workers: int = 8) -> lis
     found = list(references(entries_arg))
     unique = sorted({reference.url for reference in found})
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        verdicts = dict(zip(unique, pool.map(lambda url: check(url, timeout), unique)))
-    return [DeadLink(reference, verdicts[reference.url]) for reference in found if verdicts[reference.url]]
+        verdicts = dict(zip(unique, pool.map(lambda url: check(url, timeout), unique), strict=True))
+    return [DeadLink(reference, reason) for reference in found if (reason := verdicts[reference.url])]

@@ -124,6 +124,7 @@ def _load(entries_arg: str, cache: FileCache | None) -> LoadResult:
         if result.entry is None:
             invalid_ids.update(result.claimed_ids)
             continue
+        assert result.located is not None  # a valid entry keeps the marks the corpus rules report at
         valid.append((result.entry, result.located))
         sources.setdefault(result.entry.id, path.relative_to(entries_dir).as_posix())
 
@@ -144,8 +145,9 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 def _read_entry(path: Path, shown: str, taxonomy: Taxonomy | None, aliases: dict[str, str]) -> _FileResult:
     if path.suffix == ".yml":
-        return _FileResult([Problem(shown, 1, 1, FILE_FIELD, "entries are named <id>.yaml; rename the file")],
-                           None, None, set())
+        return _FileResult(
+            [Problem(shown, 1, 1, FILE_FIELD, "entries are named <id>.yaml; rename the file")], None, None, set()
+        )
     document = read_yaml_file(path, shown)
     if document.data is None:
         return _FileResult(document.problems, None, None, set())

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 
 # A fenced block (``` or ~~~, to its closing fence or the end), or a code span.
 _CODE = re.compile(
@@ -46,14 +47,14 @@ def _neutralise_prose(text: str) -> str:
     return _REFERENCE_DEFINITION.sub(lambda m: m.group(1) + _safe_destination(m.group(2)), text)
 
 
-def _map_prose(text: str, transform) -> str:
+def _map_prose(text: str, transform: Callable[[str], str]) -> str:
     """Apply `transform` to the parts of `text` that are not code."""
     if "`" not in text and "~~~" not in text:
         return transform(text)
     parts: list[str] = []
     position = 0
     for match in _CODE.finditer(text):
-        parts.append(transform(text[position:match.start()]))
+        parts.append(transform(text[position : match.start()]))
         parts.append(match.group(0))
         position = match.end()
     parts.append(transform(text[position:]))

@@ -19,9 +19,9 @@ import os
 import re
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import BinaryIO
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import re2
 
@@ -64,6 +64,13 @@ class Match:
         return (self.source, self.line)
 
 
+class Readable(Protocol):
+    """A binary stream that reads into a buffer: a file, standard input, a gzip stream."""
+
+    def readinto(self, buffer: Any, /) -> int | None: ...
+
+
+Block = bytes | bytearray  # whole lines of a log, normalised (`normalise_block`)
 Hits = dict[int, list[Match]]  # signature index -> its first matches, in log order
 Spans = dict[int, list[tuple[int, int]]]  # signature index -> (start, end) of its lines in a block
 
@@ -94,8 +101,13 @@ class Matcher:
         self._set.Compile()
         self._line_patterns: dict[int, object] = {}  # insertion order = least recently used first
 
-    def scan(self, stream: BinaryIO, progress: Callable[[int], None] | None = None, source: int = 0,
-             found: Hits | None = None) -> Hits:
+    def scan(
+        self,
+        stream: Readable,
+        progress: Callable[[int], None] | None = None,
+        source: int = 0,
+        found: Hits | None = None,
+    ) -> Hits:
         """Match every line of a binary stream, adding to `found` (several inputs share one)."""
         found = {} if found is None else found
         lines_before = 0
@@ -112,12 +124,12 @@ class Matcher:
                 progress(read)
         return found
 
-    def _scanned_blocks(self, stream: BinaryIO, found: Hits) -> Iterator[tuple[bytearray, Spans]]:
+    def _scanned_blocks(self, stream: Readable, found: Hits) -> Iterator[tuple[Block, Spans]]:
         """(block, the matched lines of each signature in it), in order.
 
         RE2 releases the GIL while it matches, so a small pool scans the next blocks
         while this thread reads and reports; the lookahead bounds memory."""
-        in_flight: deque[tuple[bytearray, Future]] = deque()
+        in_flight: deque[tuple[Block, Future]] = deque()
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             for block in _blocks(stream):
                 full = frozenset(index for index, kept in found.items() if len(kept) >= MATCHES_KEPT)
@@ -129,14 +141,14 @@ class Matcher:
                 done, future = in_flight.popleft()
                 yield done, future.result()
 
-    def _scan_block(self, block: bytearray, full: frozenset[int]) -> Spans:
+    def _scan_block(self, block: Block, full: frozenset[int]) -> Spans:
         """The whole set of signatures over a block, then the lines of those that matched."""
         hits = self._set.Match(block)
         if not hits:
             return {}
         return {index: list(self._line_spans(index, block, MATCHES_KEPT)) for index in hits if index not in full}
 
-    def _matches(self, block: bytearray, lines_before: int, spans: Spans, source: int) -> Iterator[Match]:
+    def _matches(self, block: Block, lines_before: int, spans: Spans, source: int) -> Iterator[Match]:
         """Matches with their line numbers, counted once through the block."""
         ordered = sorted((start, end, index) for index, found in spans.items() for start, end in found)
         line_number, counted_to = lines_before, 0
@@ -145,7 +157,7 @@ class Matcher:
             counted_to = start
             yield Match(line_number + 1, block[start:end].decode("utf-8", "replace")[:MAX_LINE_LENGTH], index, source)
 
-    def _line_spans(self, index: int, block: bytearray, wanted: int) -> Iterator[tuple[int, int]]:
+    def _line_spans(self, index: int, block: Block, wanted: int) -> Iterator[tuple[int, int]]:
         """(start, end) of up to `wanted` lines that signature `index` matches, each line on its own."""
         pattern = self._line_pattern(index)
         position = 0
@@ -165,7 +177,7 @@ class Matcher:
                 yield start, end
             position = block.find(b"\n", end) + 1 or len(block)
 
-    def _line_pattern(self, index: int):
+    def _line_pattern(self, index: int) -> Any:
         """The signature's own pattern; a bounded cache keeps memory flat on any log."""
         pattern = self._line_patterns.pop(index, None)
         if pattern is None:
@@ -197,7 +209,7 @@ class Matcher:
         return sorted(found_by_primary, key=Result.sort_key)
 
 
-def _blocks(stream: BinaryIO) -> Iterator[bytes | bytearray]:
+def _blocks(stream: Readable) -> Iterator[bytes | bytearray]:
     """Blocks of whole lines, about BLOCK_BYTES each, normalised (`normalise_block`: carriage
     returns, ANSI codes and markup dropped, blanks collapsed); a last line without a newline
     gets one.
@@ -211,7 +223,7 @@ def _blocks(stream: BinaryIO) -> Iterator[bytes | bytearray]:
     while True:
         block = bytearray(len(rest) + BLOCK_BYTES)
         block[: len(rest)] = rest
-        read = stream.readinto(memoryview(block)[len(rest):])
+        read = stream.readinto(memoryview(block)[len(rest) :])
         if not read:
             break
         size = len(rest) + read

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from mkdocs.config import config_options
 from mkdocs.config.base import Config
+from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.files import File, Files, InclusionLevel
@@ -94,7 +95,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         self.docs_prefix = Path(config.docs_dir).resolve().relative_to(root).as_posix()
         return config
 
-    def on_files(self, files: Files, config) -> Files:
+    def on_files(self, files: Files, config: MkDocsConfig) -> Files:
         encyclopedia = self._load()
         renderer = Renderer(encyclopedia, self.options, self.templates_dir)
         for docs_file in list(files):
@@ -130,7 +131,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             page.file.content_string = ""
         return html
 
-    def on_post_build(self, config) -> None:
+    def on_post_build(self, config: MkDocsConfig) -> None:
         _compact_search_index(Path(config.site_dir) / "search" / "search_index.json")
         if self.preview is not None and self.preview.pending:
             # Wake `mkdocs serve` for a second rebuild that catches up on the hubs.
@@ -155,12 +156,19 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             pages = list(renderer.pages())
             if preview:
                 preview.pending = set()
-            return ({page.src_uri: page.markdown for page in pages},
-                    {page.src_uri: page.edit_path for page in pages}, {page.src_uri for page in pages})
+            return (
+                {page.src_uri: page.markdown for page in pages},
+                {page.src_uri: page.edit_path for page in pages},
+                {page.src_uri for page in pages},
+            )
+        assert preview is not None  # a previous encyclopedia exists only in a preview
         current = renderer.encyclopedia
-        changed = {entry_id for entry_id in previous.entries.keys() | current.entries.keys()
-                   if previous.entries.get(entry_id) != current.entries.get(entry_id)
-                   or previous.sources.get(entry_id) != current.sources.get(entry_id)}
+        changed = {
+            entry_id
+            for entry_id in previous.entries.keys() | current.entries.keys()
+            if previous.entries.get(entry_id) != current.entries.get(entry_id)
+            or previous.sources.get(entry_id) != current.sources.get(entry_id)
+        }
         entry_pages, hub_pages = renderer.pages_touched_by(changed, previous) if changed else (set(), set())
         now = entry_pages | (preview.pending & set(renderer.page_sources()))
         preview.pending = hub_pages - now
@@ -172,8 +180,12 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
                 markdown[src_uri], edit_paths[src_uri] = page.markdown, page.edit_path
             else:  # unchanged, and so is its source file (a moved file counts as a change)
                 markdown[src_uri], edit_paths[src_uri] = preview.markdown[src_uri], preview.edit_paths[src_uri]
-        log.info("encyclopedia: preview rebuilt %d of %d pages; %d hub pages follow", len(now), len(markdown),
-                 len(preview.pending))
+        log.info(
+            "encyclopedia: preview rebuilt %d of %d pages; %d hub pages follow",
+            len(now),
+            len(markdown),
+            len(preview.pending),
+        )
         return markdown, edit_paths, now
 
     def _static_files(self, renderer: Renderer, partial: bool) -> dict[str, str]:
@@ -191,7 +203,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
     def _mark_unchanged(self, generated: File, unchanged: bool) -> None:
         """Let a dirty (preview) build skip a page whose output is already on disk."""
         if self.preview is not None and unchanged and os.path.isfile(generated.abs_dest_path):
-            generated.is_modified = lambda: False
+            generated.is_modified = lambda: False  # type: ignore[method-assign]  # MkDocs' own hook for this
 
     def _load(self) -> Encyclopedia:
         # Problems name files as the contributor sees them: entries/memory/x.yaml.
@@ -201,7 +213,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             result = load_encyclopedia(self.entries_dir if shown.startswith("..") else shown, cache)
         except EntriesFolderError as error:
             raise Abort(f"encyclopedia: {error}") from None
-        if not result.ok:
+        if result.encyclopedia is None:
             for problem in result.problems:
                 log.error(problem.format())
             raise Abort(f"encyclopedia: {len(result.problems)} problem(s) in the entries; nothing was built")

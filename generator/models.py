@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -94,7 +94,9 @@ def _parse_date(value: Any) -> Any:
     try:
         return dt.date.fromisoformat(value.strip())
     except ValueError:
-        raise PydanticCustomError("date_calendar", "'{value}' is not a date in the calendar", {"value": value}) from None
+        raise PydanticCustomError(
+            "date_calendar", "'{value}' is not a date in the calendar", {"value": value}
+        ) from None
 
 
 def _check_regex(value: str) -> str:
@@ -113,21 +115,29 @@ def _check_one_line(value: str) -> str:
 
 def _check_line_length(value: str) -> str:
     if len(value) > MAX_LINE_LENGTH:
-        raise PydanticCustomError("too_long", "is longer than a log line is kept ({limit} characters)", {"limit": MAX_LINE_LENGTH})
+        raise PydanticCustomError(
+            "too_long", "is longer than a log line is kept ({limit} characters)", {"limit": MAX_LINE_LENGTH}
+        )
     return value
 
 
 Text = Annotated[str, Strict(), AfterValidator(_check_text)]
 """Non-empty text (Markdown where shown on a page)."""
 
-Key = Annotated[str, Strict(), AfterValidator(_check_key), WithJsonSchema(
-    {"type": "string", "pattern": KEY_PATTERN, "maxLength": KEY_MAX_LENGTH}
-)]
+Key = Annotated[
+    str,
+    Strict(),
+    AfterValidator(_check_key),
+    WithJsonSchema({"type": "string", "pattern": KEY_PATTERN, "maxLength": KEY_MAX_LENGTH}),
+]
 """An identifier that becomes part of a URL or an anchor."""
 
-Url = Annotated[str, Strict(), AfterValidator(_check_url), WithJsonSchema(
-    {"type": "string", "format": "uri", "pattern": "^https?://"}
-)]
+Url = Annotated[
+    str,
+    Strict(),
+    AfterValidator(_check_url),
+    WithJsonSchema({"type": "string", "format": "uri", "pattern": "^https?://"}),
+]
 ReviewDate = Annotated[dt.date, BeforeValidator(_parse_date), WithJsonSchema({"type": "string", "format": "date"})]
 Pattern = Annotated[str, Strict(), AfterValidator(_check_text), AfterValidator(_check_regex)]
 LiteralText = Annotated[
@@ -138,9 +148,9 @@ Severity = Literal["low", "medium", "high", "critical"]
 RelationKind = Literal["co-occurs", "causes", "caused-by", "similar", "see-also"]
 
 
-def _items(item_type: Any, description: str) -> Any:
-    """A required list with at least one item."""
-    return Annotated[list[item_type], Field(min_length=1, description=description)]
+ItemT = TypeVar("ItemT")
+NonEmptyList = Annotated[list[ItemT], Field(min_length=1)]
+"""A required list with at least one item."""
 
 
 def _optional(annotation: Any, description: str) -> Any:
@@ -202,7 +212,7 @@ class RegexSignature(_Model):
     source: Url = Field(description=_SOURCE_DESCRIPTION)
     supporting: StrictBool = _optional(StrictBool, _SUPPORTING_DESCRIPTION)
     note: Text = _optional(Text, "Where the text comes from.")
-    examples: _items(ExampleLine, "Real log lines the pattern must match (at least one).")
+    examples: NonEmptyList[ExampleLine] = Field(description="Real log lines the pattern must match (at least one).")
 
 
 def _signature_kind(value: Any) -> str | None:
@@ -216,7 +226,7 @@ def _signature_kind(value: Any) -> str | None:
 
 
 Signature = Annotated[
-    Union[Annotated[LiteralSignature, Tag("literal")], Annotated[RegexSignature, Tag("regex")]],
+    Annotated[LiteralSignature, Tag("literal")] | Annotated[RegexSignature, Tag("regex")],
     Discriminator(
         _signature_kind,
         custom_error_type="signature_kind",
@@ -235,7 +245,8 @@ def _lexer_names() -> frozenset[str]:
 def _check_language(value: str) -> str:
     if value.lower() not in _lexer_names():
         raise PydanticCustomError(
-            "language", "'{value}' is not a Pygments lexer name; use e.g. python, bash, console, json, yaml or text",
+            "language",
+            "'{value}' is not a Pygments lexer name; use e.g. python, bash, console, json, yaml or text",
             {"value": value},
         )
     return value
@@ -282,19 +293,19 @@ class Entry(_Model):
     summary: Text = Field(description='The "quick answer": one to three sentences.')
     category: Key = Field(description="A key of the taxonomy's `categories`.")
     severity: Severity
-    tags: _items(Key, "Keys of the taxonomy's `tags`.")
+    tags: NonEmptyList[Key] = Field(description="Keys of the taxonomy's `tags`.")
     description: Text = _optional(Text, "What this failure is (Markdown).")
     mechanism: Text = Field(description="Why it happens (Markdown).")
-    causes: _items(Cause, "The root causes.")
+    causes: NonEmptyList[Cause] = Field(description="The root causes.")
     observations: list[Text] = _optional(list[Text], "What you will observe.")
-    symptoms: _items(Symptom, "The symptom-to-cause table.")
+    symptoms: NonEmptyList[Symptom] = Field(description="The symptom-to-cause table.")
     signatures: list[Signature] = _optional(list[Signature], "Text that appears in logs when it happens.")
-    affected: _items(Text, "Affected systems, free text.")
-    confirm: _items(Text, "The confirmation checklist.")
+    affected: NonEmptyList[Text] = Field(description="Affected systems, free text.")
+    confirm: NonEmptyList[Text] = Field(description="The confirmation checklist.")
     fix: Fix
     prevention: list[Text] = _optional(list[Text], "How to keep it from happening.")
     faq: list[Question] = _optional(list[Question], "Questions and answers.")
-    references: _items(Reference, "Official documentation or upstream threads.")
+    references: NonEmptyList[Reference] = Field(description="Official documentation or upstream threads.")
     related: list[Relation] = _optional(list[Relation], "Links to other entries.")
     former_ids: list[Key] = _optional(list[Key], "Ids this entry had before; their URLs redirect here.")
     reviewed: ReviewDate = Field(description="Date of the last review, YYYY-MM-DD.")

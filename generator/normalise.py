@@ -73,7 +73,7 @@ def normalise_regex(pattern: str) -> str:
     while index < length:
         char = pattern[index]
         if char == "\\" and index + 1 < length:
-            pair = pattern[index:index + 2]
+            pair = pattern[index : index + 2]
             if pair == "\\*" and pattern.startswith("\\*\\*", index):
                 while pattern.startswith("\\*", index):
                     index += 2

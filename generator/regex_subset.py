@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import re2
 
@@ -35,9 +36,12 @@ _DIGITS = frozenset(range(ord("0"), ord("9") + 1))
 _WORD = _DIGITS | frozenset(range(ord("a"), ord("z") + 1)) | frozenset(range(ord("A"), ord("Z") + 1)) | {ord("_")}
 _SPACE = frozenset(map(ord, " \t\n\r\f\v"))
 _CLASS_ESCAPES = {
-    "d": _DIGITS, "D": _ALL - _DIGITS,
-    "w": _WORD, "W": _ALL - _WORD,
-    "s": _SPACE, "S": _ALL - _SPACE,
+    "d": _DIGITS,
+    "D": _ALL - _DIGITS,
+    "w": _WORD,
+    "W": _ALL - _WORD,
+    "s": _SPACE,
+    "S": _ALL - _SPACE,
 }
 _CONTROL_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "v": "\v"}
 _NOT_PORTABLE_ESCAPES = {
@@ -88,21 +92,25 @@ class Assertion:
 
 @dataclass(slots=True)
 class Sequence:
-    items: list = field(default_factory=list)
+    items: list[Node] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class Alternation:
-    branches: list
+    branches: list[Node]
     position: int
 
 
 @dataclass(slots=True)
 class Repeat:
-    body: object
+    body: Node
     minimum: int
     maximum: int | None  # None: unbounded
     position: int
+
+
+Node = Chars | Assertion | Sequence | Alternation | Repeat
+"""A node of a parsed pattern."""
 
 
 # -- parsing --------------------------------------------------------------------
@@ -125,7 +133,7 @@ class _Parser:
 
     def _alternation(self):
         start = self.pos
-        branches = [self._sequence()]
+        branches: list[Node] = [self._sequence()]
         while self._peek("|"):
             self.pos += 1
             branches.append(self._sequence())
@@ -220,7 +228,7 @@ class _Parser:
         self.pos += 1
         return body
 
-    def _escape(self, in_class: bool):
+    def _escape(self, in_class: bool) -> Node:
         if self.pos >= len(self.pattern):
             raise RegexError("pattern ends with a lone backslash", self.pos - 1)
         char = self.pattern[self.pos]
@@ -235,7 +243,7 @@ class _Parser:
                 raise RegexError("'\\b' inside a class is not portable", start)
             return Assertion()
         if char == "x":
-            digits = self.pattern[self.pos:self.pos + 2]
+            digits = self.pattern[self.pos : self.pos + 2]
             if not re.fullmatch(r"[0-9a-fA-F]{2}", digits):
                 raise RegexError("'\\x' needs two hex digits", start)
             self.pos += 2
@@ -283,7 +291,9 @@ class _Parser:
             raise RegexError("escape '[' inside a class as '\\['", self.pos)
         self.pos += 1
         if char == "\\":
-            return self._escape(in_class=True).chars
+            escaped = self._escape(in_class=True)
+            assert isinstance(escaped, Chars)  # inside a class an escape is a set of characters (\b is refused)
+            return escaped.chars
         return frozenset({_code(char)})
 
 
@@ -291,7 +301,7 @@ def _code(char: str) -> int:
     return min(ord(char), OTHER)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _single(char: str) -> Chars:
     return Chars(frozenset({_code(char)}))
 
@@ -299,7 +309,7 @@ def _single(char: str) -> Chars:
 # -- analysis -------------------------------------------------------------------
 
 
-def _nullable(node) -> bool:
+def _nullable(node: Node) -> bool:
     if isinstance(node, Chars):
         return False
     if isinstance(node, Assertion):
@@ -311,7 +321,7 @@ def _nullable(node) -> bool:
     return node.minimum == 0 or _nullable(node.body)
 
 
-def _first(node) -> frozenset[int]:
+def _first(node: Node) -> frozenset[int]:
     """The characters a match of `node` can start with."""
     if isinstance(node, Chars):
         return node.chars
@@ -345,7 +355,7 @@ def _walk(node):
         yield current
 
 
-def _check_backtracking(tree) -> None:
+def _check_backtracking(tree: Node) -> None:
     """Reject repeated groups whose inside can match the same text in many ways."""
     for node in _walk(tree):
         if not isinstance(node, Repeat) or (node.maximum is not None and node.maximum <= 1):
@@ -354,9 +364,14 @@ def _check_backtracking(tree) -> None:
             raise RegexError("a repeated part can match the empty string", node.position)
         for inner in _walk(node.body):
             if isinstance(inner, Repeat) and inner.maximum is None:
-                raise RegexError("nested quantifiers (an unbounded repeat inside a repeated group) can backtrack exponentially", node.position)
+                raise RegexError(
+                    "nested quantifiers (an unbounded repeat inside a repeated group) can backtrack exponentially",
+                    node.position,
+                )
             if isinstance(inner, Alternation) and _branches_overlap(inner):
-                raise RegexError("a repeated group has alternatives that can start with the same character", inner.position)
+                raise RegexError(
+                    "a repeated group has alternatives that can start with the same character", inner.position
+                )
 
 
 def _branches_overlap(alternation: Alternation) -> bool:
@@ -402,7 +417,7 @@ def _mandatory_items(node):
         yield node
 
 
-def _plain_char(node) -> str | None:
+def _plain_char(node: Node) -> str | None:
     if isinstance(node, Chars) and len(node.chars) == 1:
         (code,) = node.chars
         return chr(code) if code < OTHER else None
@@ -413,7 +428,7 @@ def _plain_char(node) -> str | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def check_portable(pattern: str):
+def check_portable(pattern: str) -> Any:
     """Return the pattern compiled by RE2 (the engine `diagnose` matches logs with), or
     raise `RegexError` saying what to change.
 

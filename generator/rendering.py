@@ -17,9 +17,10 @@ import json
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import jinja2
@@ -137,8 +138,9 @@ def render_scaffold(entry_id: str, schema_path: str, templates_dir: Path = TEMPL
 class Renderer:
     """Renders every page of the site from one encyclopedia."""
 
-    def __init__(self, encyclopedia: Encyclopedia, options: SiteOptions = SiteOptions(),
-                 templates_dir: Path = TEMPLATES_DIR):
+    def __init__(
+        self, encyclopedia: Encyclopedia, options: SiteOptions = SiteOptions(), templates_dir: Path = TEMPLATES_DIR
+    ):
         self.encyclopedia = encyclopedia
         self.options = options
         self.env = environment(templates_dir)
@@ -155,17 +157,28 @@ class Renderer:
     def page_sources(self) -> list[str]:
         """The source path of every page `pages()` yields, without rendering them."""
         encyclopedia = self.encyclopedia
-        return [HOME, ENTRY_FORMAT, *map(entry_src, encyclopedia.entries), TAGS_INDEX,
-                *map(tag_src, encyclopedia.taxonomy.tags), CATEGORIES_INDEX,
-                *map(category_src, encyclopedia.taxonomy.categories), SYMPTOMS_INDEX, SIGNATURES_INDEX]
+        return [
+            HOME,
+            ENTRY_FORMAT,
+            *map(entry_src, encyclopedia.entries),
+            TAGS_INDEX,
+            *map(tag_src, encyclopedia.taxonomy.tags),
+            CATEGORIES_INDEX,
+            *map(category_src, encyclopedia.taxonomy.categories),
+            SYMPTOMS_INDEX,
+            SIGNATURES_INDEX,
+        ]
 
     def page(self, src_uri: str) -> Page:
         """One page by its source path (the live preview renders only what changed)."""
-        fixed = {HOME: self.home_page, ENTRY_FORMAT: self.format_page,
-                 TAGS_INDEX: lambda: self._render("tags.md.j2", TAGS_INDEX),
-                 CATEGORIES_INDEX: lambda: self._render("categories.md.j2", CATEGORIES_INDEX),
-                 SYMPTOMS_INDEX: lambda: self._render("symptoms.md.j2", SYMPTOMS_INDEX),
-                 SIGNATURES_INDEX: lambda: self._render("signatures.md.j2", SIGNATURES_INDEX)}
+        fixed = {
+            HOME: self.home_page,
+            ENTRY_FORMAT: self.format_page,
+            TAGS_INDEX: lambda: self._render("tags.md.j2", TAGS_INDEX),
+            CATEGORIES_INDEX: lambda: self._render("categories.md.j2", CATEGORIES_INDEX),
+            SYMPTOMS_INDEX: lambda: self._render("symptoms.md.j2", SYMPTOMS_INDEX),
+            SIGNATURES_INDEX: lambda: self._render("signatures.md.j2", SIGNATURES_INDEX),
+        }
         if src_uri in fixed:
             return fixed[src_uri]()
         kind, key, _ = src_uri.split("/")
@@ -202,15 +215,21 @@ class Renderer:
 
     def format_page(self) -> Page:
         """The entry format, documented from the models' JSON Schema so the page cannot drift."""
-        return self._render("entry-format.md.j2", ENTRY_FORMAT, entry_schema=describe_schema(entry_json_schema()),
-                            taxonomy_schema=describe_schema(Taxonomy.model_json_schema()),
-                            contract_version=CONTRACT_VERSION)
+        return self._render(
+            "entry-format.md.j2",
+            ENTRY_FORMAT,
+            entry_schema=describe_schema(entry_json_schema()),
+            taxonomy_schema=describe_schema(Taxonomy.model_json_schema()),
+            contract_version=CONTRACT_VERSION,
+        )
 
     def static_files(self, api: bool = True) -> Iterator[StaticFile]:
         """The JSON API (unless `api` is False) and the redirects of former ids."""
         if api:
             yield StaticFile(ENTRIES_API, json.dumps(self.entries_api(), ensure_ascii=False, separators=(",", ":")))
-            yield StaticFile(SIGNATURES_API, json.dumps(self.signatures_api(), ensure_ascii=False, separators=(",", ":")))
+            yield StaticFile(
+                SIGNATURES_API, json.dumps(self.signatures_api(), ensure_ascii=False, separators=(",", ":"))
+            )
             yield StaticFile(DIAGNOSE_API, json.dumps(self.diagnose_api(), ensure_ascii=False, separators=(",", ":")))
         for former, entry_id in self.encyclopedia.former_ids.items():
             html = self.env.get_template("redirect.html.j2").render(
@@ -225,10 +244,14 @@ class Renderer:
         tag_counts = Counter(tag for entry in encyclopedia.entries.values() for tag in set(entry.tags))
         recent = sorted(encyclopedia.entries.values(), key=lambda entry: (entry.reviewed, entry.id), reverse=True)
         return self._render(
-            "home.md.j2", HOME,
-            top_tags=[tag for tag, _ in tag_counts.most_common(12)], tag_counts=tag_counts,
-            recent=recent[:8], signature_count=len(encyclopedia.signatures),
-            category_bars=graphs.category_bars(encyclopedia), symptom_bars=graphs.symptom_bars(encyclopedia),
+            "home.md.j2",
+            HOME,
+            top_tags=[tag for tag, _ in tag_counts.most_common(12)],
+            tag_counts=tag_counts,
+            recent=recent[:8],
+            signature_count=len(encyclopedia.signatures),
+            category_bars=graphs.category_bars(encyclopedia),
+            symptom_bars=graphs.symptom_bars(encyclopedia),
         )
 
     def entry_page(self, entry_id: str) -> Page:
@@ -236,26 +259,43 @@ class Renderer:
         source = self.encyclopedia.sources[entry_id]
         edit_path = posixpath.join(self.options.entries_path, source)
         return self._render(
-            "entry.md.j2", entry_src(entry_id), edit_path=edit_path,
-            entry=entry, links=self.encyclopedia.links[entry_id], keywords=search_keywords(entry),
+            "entry.md.j2",
+            entry_src(entry_id),
+            edit_path=edit_path,
+            entry=entry,
+            links=self.encyclopedia.links[entry_id],
+            keywords=search_keywords(entry),
             graph=graphs.entry_graph(self.encyclopedia, entry_id),
             same_category=self.encyclopedia.same_category(entry),
-            edit_url=self._edit_url(edit_path), source=edit_path,
+            edit_url=self._edit_url(edit_path),
+            source=edit_path,
         )
 
     def tag_page(self, tag: str) -> Page:
         entries = self._ranked(self.encyclopedia.by_tag[tag])
-        return self._render("tag.md.j2", tag_src(tag), tag=tag, info=self.encyclopedia.taxonomy.tags[tag],
-                            entries=entries, related_tags=self.encyclopedia.related_tags(tag),
-                            graph=graphs.hub_graph(self.encyclopedia, entries, exclude_tag=tag))
+        return self._render(
+            "tag.md.j2",
+            tag_src(tag),
+            tag=tag,
+            info=self.encyclopedia.taxonomy.tags[tag],
+            entries=entries,
+            related_tags=self.encyclopedia.related_tags(tag),
+            graph=graphs.hub_graph(self.encyclopedia, entries, exclude_tag=tag),
+        )
 
     def category_page(self, category: str) -> Page:
         entries = self._ranked(self.encyclopedia.by_category[category])
         tag_counts = Counter(tag for entry in entries for tag in set(entry.tags))
-        return self._render("category.md.j2", category_src(category), category=category,
-                            info=self.encyclopedia.taxonomy.categories[category], entries=entries,
-                            tags=[tag for tag, _ in tag_counts.most_common(10)], tag_counts=tag_counts,
-                            graph=graphs.hub_graph(self.encyclopedia, entries))
+        return self._render(
+            "category.md.j2",
+            category_src(category),
+            category=category,
+            info=self.encyclopedia.taxonomy.categories[category],
+            entries=entries,
+            tags=[tag for tag, _ in tag_counts.most_common(10)],
+            tag_counts=tag_counts,
+            graph=graphs.hub_graph(self.encyclopedia, entries),
+        )
 
     # -- the JSON API -------------------------------------------------------------------
 
@@ -273,12 +313,18 @@ class Renderer:
         entries = self.encyclopedia.entries
         return [
             {
-                "id": ref.entry_id, "kind": ref.kind, "pattern": ref.pattern,
+                "id": ref.entry_id,
+                "kind": ref.kind,
+                "pattern": ref.pattern,
                 # A literal every match contains: the page searches for all of them at once.
                 # Both sides of a match are normalised (`normalise`), so the needle is too.
-                "needle": normalise_text(ref.pattern) if ref.kind == "literal" else required_literal(normalise_regex(ref.pattern)),
-                "supporting": ref.supporting, "source": ref.source,
-                "title": entries[ref.entry_id].title, "severity": entries[ref.entry_id].severity,
+                "needle": normalise_text(ref.pattern)
+                if ref.kind == "literal"
+                else required_literal(normalise_regex(ref.pattern)),
+                "supporting": ref.supporting,
+                "source": ref.source,
+                "title": entries[ref.entry_id].title,
+                "severity": entries[ref.entry_id].severity,
                 "url": url_of(entry_src(ref.entry_id)),
             }
             for ref in self.encyclopedia.signatures
@@ -289,22 +335,37 @@ class Renderer:
         ranks above its effect), and each entry's quick answer and fix to show with a result."""
         return {
             "causes": [list(pair) for pair in self.encyclopedia.causal_pairs],
-            "answers": {entry.id: {"summary": entry.summary, "fix": entry.fix.summary}
-                        for entry in self.encyclopedia.entries.values()},
+            "answers": {
+                entry.id: {"summary": entry.summary, "fix": entry.fix.summary}
+                for entry in self.encyclopedia.entries.values()
+            },
         }
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _render(self, template: str, src_uri: str, edit_path: str | None = None, **context) -> Page:
+    def _render(self, template: str, src_uri: str, edit_path: str | None = None, **context: Any) -> Page:
         url_to = _url_linker(src_uri)
         markdown = self.env.get_template(template).render(
-            enc=self.encyclopedia, taxonomy=self.encyclopedia.taxonomy,
-            link=_linker(src_uri), url_to=url_to, entry_src=entry_src,
+            enc=self.encyclopedia,
+            taxonomy=self.encyclopedia.taxonomy,
+            link=_linker(src_uri),
+            url_to=url_to,
+            entry_src=entry_src,
             node_url=lambda node: url_to(tag_src(node.target) if node.kind == "symptom" else entry_src(node.target)),
-            category_url=lambda bar: url_to(category_src(bar.target)), tag_url=lambda bar: url_to(tag_src(bar.target)), tag_src=tag_src, category_src=category_src,
+            category_url=lambda bar: url_to(category_src(bar.target)),
+            tag_url=lambda bar: url_to(tag_src(bar.target)),
+            tag_src=tag_src,
+            category_src=category_src,
             is_literal=lambda signature: isinstance(signature, LiteralSignature),
-            pages={"home": HOME, "format": ENTRY_FORMAT, "tags": TAGS_INDEX, "categories": CATEGORIES_INDEX, "symptoms": SYMPTOMS_INDEX,
-                   "signatures": SIGNATURES_INDEX, "diagnose": DIAGNOSE},
+            pages={
+                "home": HOME,
+                "format": ENTRY_FORMAT,
+                "tags": TAGS_INDEX,
+                "categories": CATEGORIES_INDEX,
+                "symptoms": SYMPTOMS_INDEX,
+                "signatures": SIGNATURES_INDEX,
+                "diagnose": DIAGNOSE,
+            },
             **context,
         )
         return Page(src_uri, markdown, edit_path)
@@ -393,7 +454,7 @@ def _type_of(spec: dict) -> str:
     return {"string": "text"}.get(kind, kind)
 
 
-def _url_linker(from_src: str):
+def _url_linker(from_src: str) -> Callable[[str], str]:
     """Like `_linker`, for raw HTML (pictures): relative site URLs, which no engine rewrites."""
     up = "../" * url_of(from_src).count("/")
 
@@ -403,7 +464,7 @@ def _url_linker(from_src: str):
     return url_to
 
 
-def _linker(from_src: str):
+def _linker(from_src: str) -> Callable[..., str]:
     """A function giving the relative Markdown link from `from_src` to another page.
 
     Up to the root, then down: always valid, and far cheaper than `relpath` on the

@@ -15,8 +15,13 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .matcher import Signature
+
+if TYPE_CHECKING:  # the index is read without loading the models
+    from .encyclopedia import Encyclopedia
+    from .problems import Problem
 
 INDEX_FORMAT = 3
 
@@ -54,12 +59,14 @@ class SignatureIndex:
         )
 
     @classmethod
-    def from_encyclopedia(cls, encyclopedia) -> SignatureIndex:
+    def from_encyclopedia(cls, encyclopedia: Encyclopedia) -> SignatureIndex:
         from .rendering import entry_src, url_of
 
         signatures = encyclopedia.signatures
         entries = {
-            entry.id: EntryInfo(entry.title, url_of(entry_src(entry.id)), entry.severity, entry.summary, entry.fix.summary)
+            entry.id: EntryInfo(
+                entry.title, url_of(entry_src(entry.id)), entry.severity, entry.summary, entry.fix.summary
+            )
             for entry in encyclopedia.entries.values()
         }
         return cls(signatures, entries, encyclopedia.causal_pairs)
@@ -86,7 +93,7 @@ def fingerprint(entries_dir: Path) -> str:
     return digest.hexdigest()
 
 
-def load_index(entries_dir: Path):
+def load_index(entries_dir: Path) -> tuple[SignatureIndex | None, list[Problem]]:
     """The index for a folder of entries: from the cache, or built (then cached).
 
     Returns (index, problems): problems is non-empty when the entries are invalid."""
@@ -102,7 +109,7 @@ def load_index(entries_dir: Path):
     from .loading import load_encyclopedia
 
     result = load_encyclopedia(entries_dir)
-    if not result.ok:
+    if result.encyclopedia is None:
         return None, result.problems
     index = SignatureIndex.from_encyclopedia(result.encyclopedia)
     _write_atomically(cached, json.dumps(index.to_json(current), ensure_ascii=False))

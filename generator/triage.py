@@ -71,10 +71,16 @@ def triage(results: list[Result], causes: Iterable[tuple[str, str]]) -> Diagnosi
     matched = {result.entry_id: result for result in results}
     causes_of: dict[str, list[str]] = {}
     for cause, effect in causes:
-        if cause in matched and effect in matched and cause != effect \
-                and matched[cause].evidence - matched[effect].evidence:
+        if (
+            cause in matched
+            and effect in matched
+            and cause != effect
+            and matched[cause].evidence - matched[effect].evidence
+        ):
             causes_of.setdefault(effect, []).append(cause)
-    findings = [Finding(result, sorted(set(causes_of.get(result.entry_id, ())))) for result in _causes_first(results, causes_of)]
+    findings = [
+        Finding(result, sorted(set(causes_of.get(result.entry_id, ())))) for result in _causes_first(results, causes_of)
+    ]
     diagnosis = Diagnosis(findings)
     _read_ranks(diagnosis)
     return diagnosis
@@ -89,8 +95,10 @@ def _causes_first(results: list[Result], causes_of: dict[str, list[str]]) -> lis
     placed: set[str] = set()
     ordered: list[Result] = []
     while remaining:
-        chosen = next((result for result in remaining
-                       if all(cause in placed for cause in causes_of.get(result.entry_id, ()))), remaining[0])
+        chosen = next(
+            (result for result in remaining if all(cause in placed for cause in causes_of.get(result.entry_id, ()))),
+            remaining[0],
+        )
         remaining.remove(chosen)
         placed.add(chosen.entry_id)
         ordered.append(chosen)

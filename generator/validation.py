@@ -12,11 +12,13 @@ Three layers, each reporting everything it finds:
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .limits import MAX_LINE_LENGTH
 from .models import (
     KEY_MAX_LENGTH,
     KEY_RE,
@@ -34,7 +36,6 @@ from .models import (
     TagInfo,
     Taxonomy,
 )
-from .limits import MAX_LINE_LENGTH
 from .normalise import normalise_regex, normalise_text
 from .problems import Problem
 from .regex_subset import RegexError, check_portable
@@ -43,21 +44,51 @@ from .yaml_source import LocatedDict, LocatedList, Mark
 ModelT = TypeVar("ModelT", bound=BaseModel)
 Loc = tuple[str | int, ...]
 
-_ALL_MODELS = (Entry, Cause, Symptom, LiteralSignature, RegexSignature, CodeSnippet, Fix, Question, Reference,
-               Relation, Taxonomy, Category, TagInfo)
+_ALL_MODELS = (
+    Entry,
+    Cause,
+    Symptom,
+    LiteralSignature,
+    RegexSignature,
+    CodeSnippet,
+    Fix,
+    Question,
+    Reference,
+    Relation,
+    Taxonomy,
+    Category,
+    TagInfo,
+)
 _KNOWN_FIELDS = sorted({name for model in _ALL_MODELS for name in model.model_fields})
-_MODEL_NAMES = {Entry: "the entry", Cause: "a cause", Symptom: "a symptom", LiteralSignature: "a signature",
-                RegexSignature: "a signature", CodeSnippet: "a code snippet", Fix: "the entry's `fix`",
-                Question: "an FAQ item", Reference: "a reference", Relation: "a `related` item",
-                Taxonomy: "the taxonomy", Category: "a category", TagInfo: "a tag"}
+_MODEL_NAMES = {
+    Entry: "the entry",
+    Cause: "a cause",
+    Symptom: "a symptom",
+    LiteralSignature: "a signature",
+    RegexSignature: "a signature",
+    CodeSnippet: "a code snippet",
+    Fix: "the entry's `fix`",
+    Question: "an FAQ item",
+    Reference: "a reference",
+    Relation: "a `related` item",
+    Taxonomy: "the taxonomy",
+    Category: "a category",
+    TagInfo: "a tag",
+}
 _FIELD_OWNERS = {
     name: " and ".join(dict.fromkeys(_MODEL_NAMES[model] for model in _ALL_MODELS if name in model.model_fields))
     for name in _KNOWN_FIELDS
 }
 _UNION_TAGS = {"literal", "regex"}
-_TYPE_NAMES = {"string_type": "text", "list_type": "a list", "dict_type": "a mapping",
-               "model_type": "a mapping", "model_attributes_type": "a mapping", "date_type": "a date",
-               "bool_type": "true or false"}
+_TYPE_NAMES = {
+    "string_type": "text",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "date_type": "a date",
+    "bool_type": "true or false",
+}
 
 
 class Located:
@@ -74,10 +105,10 @@ class Located:
     def mark(self, loc: Loc, at_key: bool = False) -> Mark:
         """The position of the deepest part of `loc` that exists in the source."""
         node: Any = self.data
-        mark = self.data.mark
+        mark: Any = self.data.mark
         for position, part in enumerate(loc):
             last = position == len(loc) - 1
-            if isinstance(node, LocatedDict) and part in node:
+            if isinstance(node, LocatedDict) and isinstance(part, str) and part in node:
                 mark = node.key_marks[part] if (last and at_key) else node.value_marks[part]
                 node = node[part]
             elif isinstance(node, LocatedList) and isinstance(part, int) and 0 <= part < len(node):
@@ -117,7 +148,7 @@ def validate_model(model: type[ModelT], located: Located) -> tuple[ModelT | None
     try:
         return model.model_validate(located.data), []
     except ValidationError as error:
-        problems = [_translate(located, item) for item in error.errors(include_url=False)]
+        problems = [_translate(located, dict(item)) for item in error.errors(include_url=False)]
         return None, problems
 
 
@@ -149,8 +180,13 @@ def _clean_loc(loc: Loc) -> Loc:
     for index, part in enumerate(loc):
         if part == "[key]":
             continue
-        if (part in _UNION_TAGS and index >= 2 and isinstance(loc[index - 1], int)
-                and loc[index - 2] == "signatures" and index + 1 < len(loc)):
+        if (
+            part in _UNION_TAGS
+            and index >= 2
+            and isinstance(loc[index - 1], int)
+            and loc[index - 2] == "signatures"
+            and index + 1 < len(loc)
+        ):
             continue
         cleaned.append(part)
     return tuple(cleaned)
@@ -240,7 +276,7 @@ def _strings(value: Any) -> Iterator[tuple[int, str]]:
 def _check_causes(data: dict, located: Located) -> Iterator[Problem]:
     seen: set[str] = set()
     for index, cause in _mappings(data.get("causes")):
-        cause_id = cause.get("id")
+        cause_id: Any = cause.get("id")
         if not isinstance(cause_id, str):
             continue
         if cause_id in seen:
@@ -249,12 +285,12 @@ def _check_causes(data: dict, located: Located) -> Iterator[Problem]:
     if not seen:
         return
     for index, symptom in _mappings(data.get("symptoms")):
-        cause = symptom.get("cause")
-        if isinstance(cause, str) and cause not in seen:
+        named = symptom.get("cause")
+        if isinstance(named, str) and named not in seen:
             known = ", ".join(sorted(seen))
             yield located.problem(
                 ("symptoms", index, "cause"),
-                f"unknown cause '{cause}'{suggest(cause, seen)} (causes of this entry: {known})",
+                f"unknown cause '{named}'{suggest(named, seen)} (causes of this entry: {known})",
             )
 
 
@@ -341,10 +377,11 @@ def _is_key(value: Any) -> bool:
     return isinstance(value, str) and len(value) <= KEY_MAX_LENGTH and KEY_RE.match(value) is not None
 
 
-def _check_taxonomy_keys(data: dict, located: Located, taxonomy: Taxonomy,
-                         aliases: dict[str, str]) -> Iterator[Problem]:
+def _check_taxonomy_keys(
+    data: dict, located: Located, taxonomy: Taxonomy, aliases: dict[str, str]
+) -> Iterator[Problem]:
     category = data.get("category")
-    if _is_key(category) and category not in taxonomy.categories:
+    if isinstance(category, str) and _is_key(category) and category not in taxonomy.categories:
         yield located.problem(("category",), f"unknown category '{category}'{suggest(category, taxonomy.categories)}")
     tags = [tag for _, tag in _strings(data.get("tags"))]
     for index, tag in _strings(data.get("tags")):
@@ -371,16 +408,17 @@ def check_taxonomy(taxonomy: Taxonomy, located: Located) -> Iterator[Problem]:
 # -- layer 3: the corpus ------------------------------------------------------------------
 
 
-def check_corpus(entries: list[tuple[Entry, Located | CorpusLocated]],
-                 invalid_ids: set[str] = frozenset()) -> Iterator[Problem]:
+def check_corpus(
+    entries: Sequence[tuple[Entry, Located | CorpusLocated]], invalid_ids: AbstractSet[str] = frozenset()
+) -> Iterator[Problem]:
     """Uniqueness of ids and former ids, and relations that resolve.
 
     `invalid_ids` are the ids of files that failed validation: a link to one of
     them is not reported again, since the broken file already has its errors."""
-    owner: dict[str, tuple[Entry, Located]] = {}
+    owner: dict[str, tuple[Entry, Located | CorpusLocated]] = {}
     for entry, located in entries:
         if entry.id in owner:
-            first, first_located = owner[entry.id]
+            _, first_located = owner[entry.id]
             yield located.problem(("id",), f"id '{entry.id}' is also used by {first_located.path}")
             yield first_located.problem(("id",), f"id '{entry.id}' is also used by {located.path}")
         else:
@@ -391,9 +429,13 @@ def check_corpus(entries: list[tuple[Entry, Located | CorpusLocated]],
             if former == entry.id:
                 continue
             if former in owner:
-                yield located.problem(("former_ids", index), f"former id '{former}' is the id of {owner[former][1].path}")
+                yield located.problem(
+                    ("former_ids", index), f"former id '{former}' is the id of {owner[former][1].path}"
+                )
             elif former_owner.get(former, entry.id) != entry.id:
-                yield located.problem(("former_ids", index), f"former id '{former}' is also claimed by {former_owner[former]}")
+                yield located.problem(
+                    ("former_ids", index), f"former id '{former}' is also claimed by {former_owner[former]}"
+                )
             former_owner.setdefault(former, entry.id)
     known = set(owner) | set(former_owner) | set(invalid_ids)
     for entry, located in entries:
@@ -410,13 +452,16 @@ def check_corpus(entries: list[tuple[Entry, Located | CorpusLocated]],
     yield from _check_resolved_duplicates(entries, former_owner)
 
 
-def _check_resolved_duplicates(entries: list[tuple[Entry, Located | CorpusLocated]],
-                               former_owner: dict[str, str]) -> Iterator[Problem]:
+def _check_resolved_duplicates(
+    entries: Sequence[tuple[Entry, Located | CorpusLocated]], former_owner: dict[str, str]
+) -> Iterator[Problem]:
     """`related` naming one entry twice, once by its id and once by a former id."""
     for entry, located in entries:
         seen: dict[str, str] = {}
         for index, relation in enumerate(entry.related or ()):
             target = former_owner.get(relation.id, relation.id)
             if target in seen and seen[target] != relation.id:
-                yield located.problem(("related", index, "id"), f"'{relation.id}' is the same entry as '{seen[target]}'")
+                yield located.problem(
+                    ("related", index, "id"), f"'{relation.id}' is the same entry as '{seen[target]}'"
+                )
             seen.setdefault(target, relation.id)

@@ -20,6 +20,7 @@ the line and column of every key and value, so a later error about
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -56,7 +57,7 @@ Position = tuple[int, int]
 class LocatedDict(dict):
     """A mapping that knows the position of each key and each value."""
 
-    __slots__ = ("mark", "key_marks", "value_marks")
+    __slots__ = ("key_marks", "mark", "value_marks")
 
     def __init__(self, mark: Position):
         super().__init__()
@@ -68,7 +69,7 @@ class LocatedDict(dict):
 class LocatedList(list):
     """A sequence that knows the position of each item."""
 
-    __slots__ = ("mark", "item_marks")
+    __slots__ = ("item_marks", "mark")
 
     def __init__(self, mark: Position):
         super().__init__()
@@ -124,7 +125,9 @@ def _read_bounded(path: os.PathLike | str) -> bytes:
     with open(path, "rb") as handle:
         raw = handle.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
-        raise YamlProblem(Mark(1, 1), f"file is larger than {MAX_FILE_BYTES // 1024} KiB; an entry should be far smaller")
+        raise YamlProblem(
+            Mark(1, 1), f"file is larger than {MAX_FILE_BYTES // 1024} KiB; an entry should be far smaller"
+        )
     return raw
 
 
@@ -146,7 +149,7 @@ def _position(event: Any) -> Position:
 class _Container:
     """A mapping or sequence under construction, on the builder's stack."""
 
-    __slots__ = ("value", "is_mapping", "anchor", "size", "pending_key", "pending_key_mark")
+    __slots__ = ("anchor", "is_mapping", "pending_key", "pending_key_mark", "size", "value")
 
     def __init__(self, value: LocatedDict | LocatedList, anchor: str | None):
         self.value = value
@@ -154,7 +157,7 @@ class _Container:
         self.anchor = anchor
         self.size = 1  # nodes, counting what aliases stand for
         self.pending_key: Any = _NO_KEY
-        self.pending_key_mark: Position | None = None
+        self.pending_key_mark: Position = (0, 0)  # set with each pending key
 
 
 _NO_KEY = object()
@@ -176,7 +179,7 @@ class _TreeBuilder:
     def build(self, text: str) -> LocatedDict:
         parser = _Parser(text)
         dispatch = _DISPATCH  # plain functions: bound methods here would make a reference
-        try:              # cycle, and loading runs with the cyclic collector paused
+        try:  # cycle, and loading runs with the cyclic collector paused
             while True:
                 event = parser.get_event()
                 if event is None or type(event) is yaml.StreamEndEvent:
@@ -200,7 +203,7 @@ class _TreeBuilder:
 
     def _on_scalar(self, event: yaml.ScalarEvent) -> None:
         tag = event.tag
-        value = event.value
+        value: Any = event.value
         top = self.top
         is_key = top is not None and top.is_mapping and top.pending_key is _NO_KEY
         if tag is None or tag == "!":
@@ -208,7 +211,9 @@ class _TreeBuilder:
                 pass  # quoted and block scalars are always text
             elif is_key:
                 if value == "<<":  # keys are their source text: `no:` stays "no", not False
-                    raise YamlProblem(Mark(*_position(event)), "merge keys ('<<') are not supported; write the fields out")
+                    raise YamlProblem(
+                        Mark(*_position(event)), "merge keys ('<<') are not supported; write the fields out"
+                    )
             elif not value:
                 value = None  # `key:` with nothing after it
             elif value[0] in _RESOLVER_FIRST_CHARACTERS:
@@ -248,11 +253,15 @@ class _TreeBuilder:
     def _on_alias(self, event: yaml.AliasEvent) -> None:
         mark = _position(event)
         if event.anchor not in self.anchors:
-            raise YamlProblem(Mark(*mark), f"alias '*{event.anchor}' refers to no finished anchor (undefined, or used inside itself)")
+            raise YamlProblem(
+                Mark(*mark), f"alias '*{event.anchor}' refers to no finished anchor (undefined, or used inside itself)"
+            )
         value, size = self.anchors[event.anchor]
         self.expanded += size
         if self.expanded > MAX_ALIAS_EXPANSION:
-            raise YamlProblem(Mark(*mark), f"aliases expand to more than {MAX_ALIAS_EXPANSION} values; write the content out instead")
+            raise YamlProblem(
+                Mark(*mark), f"aliases expand to more than {MAX_ALIAS_EXPANSION} values; write the content out instead"
+            )
         self._add(value, size, mark)
 
     def _on_document_start(self, event: yaml.DocumentStartEvent) -> None:
@@ -267,7 +276,7 @@ class _TreeBuilder:
             self.root_mark = mark
             return
         parent.size += size
-        container = parent.value
+        container: Any = parent.value  # a LocatedList or LocatedDict, told apart by is_mapping (fast)
         if not parent.is_mapping:
             container.append(value)
             container.item_marks.append(mark)
@@ -287,13 +296,18 @@ class _TreeBuilder:
             container.value_marks[key] = mark
 
     def _duplicate_key(self, key: str, first: Position, again: Position) -> None:
-        self.problems.append(Problem(
-            self.display_path, again[0], again[1], _field_of(self.stack, key),
-            f"duplicate key '{key}' (first at line {first[0]}); YAML keeps only one, so remove or merge them",
-        ))
+        self.problems.append(
+            Problem(
+                self.display_path,
+                again[0],
+                again[1],
+                _field_of(self.stack, key),
+                f"duplicate key '{key}' (first at line {first[0]}); YAML keeps only one, so remove or merge them",
+            )
+        )
 
 
-_DISPATCH = {
+_DISPATCH: dict[type, Callable[[_TreeBuilder, Any], None]] = {
     yaml.ScalarEvent: _TreeBuilder._on_scalar,
     yaml.MappingStartEvent: _TreeBuilder._on_mapping_start,
     yaml.SequenceStartEvent: _TreeBuilder._on_sequence_start,
@@ -316,7 +330,7 @@ def _resolve_plain(value: str) -> str:
 
 
 def _construct(tag: str, value: str, mark: Position) -> Any:
-    name = tag[len(_TAG):]
+    name = tag[len(_TAG) :]
     if name in ("str", "timestamp"):
         # Dates stay text: the entry model checks them strictly as YYYY-MM-DD.
         return value
@@ -362,13 +376,13 @@ def _tab_at(text: str, line: int, column: int) -> bool:
         return False
     current = lines[line]
     indentation = current[: len(current) - len(current.lstrip(" \t-"))]
-    return "\t" in indentation or current[column:column + 1] == "\t"
+    return "\t" in indentation or current[column : column + 1] == "\t"
 
 
 def _field_of(stack: list[_Container], key: str) -> str:
     """The dotted path of `key` in the mapping at the top of `stack`."""
     parts: list[str] = []
-    for below, above in zip(stack, stack[1:]):
+    for below in stack[:-1]:  # each container below the top: its key or index on the way down
         container = below.value
         if isinstance(container, LocatedList):
             parts.append(f"[{len(container)}]")

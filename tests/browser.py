@@ -13,8 +13,16 @@ import pytest
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Chromium's background services would try to reach the network; this machine has none.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-default-apps"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+]
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 

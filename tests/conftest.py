@@ -50,12 +50,12 @@ def entry_yaml(entry_id: str = "cuda-oom-example", **overrides: str) -> str:
         ),
         "symptoms": "\n  - symptom: OOM on the first step.\n    cause: big-batch\n  - symptom: Smaller batches do not help.\n    cause: prefetch",
         "signatures": (
-            "\n  - literal: \"CUDA out of memory.\""
+            '\n  - literal: "CUDA out of memory."'
             f"\n    source: {SOURCE}"
             "\n  - regex: 'Tried to allocate [0-9.]+ [KMG]iB'"
             f"\n    source: {SOURCE}"
             "\n    examples:"
-            "\n      - \"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\""
+            '\n      - "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"'
         ),
         "affected": "[PyTorch]",
         "confirm": "\n  - Run with a batch of one.",

@@ -29,7 +29,11 @@ def build(project: Path, *extra: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(project / "site"), *extra],
-        cwd=project, env=env, capture_output=True, text=True, timeout=600,
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 

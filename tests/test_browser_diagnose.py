@@ -27,12 +27,15 @@ def diagnose_file(page: WatchedPage, path: Path, timeout: float = 30_000) -> lis
 
 
 def results(page: WatchedPage) -> list[dict]:
-    return page.page.eval_on_selector_all("#fe-results > li", """items => items.map(item => ({
+    return page.page.eval_on_selector_all(
+        "#fe-results > li",
+        """items => items.map(item => ({
         id: item.dataset.entry,
         first: Number(item.querySelector('.fe-diagnose__score').textContent.match(/line (\\d+)/)[1]),
         href: item.querySelector('a').getAttribute('href'),
         marked: Array.from(item.querySelectorAll('mark')).map(mark => mark.textContent),
-    }))""")
+    }))""",
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["log"] for case in CASES])
@@ -50,7 +53,10 @@ def test_pasted_log_and_highlighted_lines(page):
     page.page.wait_for_selector("#fe-diagnose[data-state=done]")
     found = results(page)
     assert [item["id"] for item in found] == ["alpha-failure", "beta-failure"]
-    assert found[0]["marked"] == ["Tried to allocate 3.50 GiB (alpha)", "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED"]
+    assert found[0]["marked"] == [
+        "Tried to allocate 3.50 GiB (alpha)",
+        "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED",
+    ]
     assert found[0]["href"].endswith("/failures/alpha-failure/")
     assert "nothing is uploaded" in page.page.inner_text("article").lower()
     page.screenshot("diagnose-pasted")
@@ -75,7 +81,8 @@ def test_results_read_as_a_triage(page):
     assert "Collateral: first seen on rank 0, after rank 2 failed." in beta.inner_text()
     alpha = page.page.query_selector("#fe-results > li[data-entry=alpha-failure]")
     assert alpha.query_selector(".fe-diagnose__answer").inner_text() == (
-        "Quick answer: The alpha model runs out of GPU memory on its first step.")
+        "Quick answer: The alpha model runs out of GPU memory on its first step."
+    )
     assert alpha.query_selector(".fe-diagnose__fix").inner_text().startswith("What to do: Lower the batch size")
     shown = page.page.eval_on_selector_all(".fe-diagnose__number", "nodes => nodes.map(n => n.textContent)")
     assert len(shown) == len(set(shown)), "a matched line is shown once"
@@ -107,7 +114,9 @@ def test_newly_pasted_text_wins_over_a_chosen_file_and_the_file_can_be_cleared(p
     found = diagnose_file(page, FIXTURES / "tie.log")
     assert [item["id"] for item in found] == ["beta-failure", "gamma-failure"]
     assert page.page.is_visible("#fe-file-clear")
-    assert [item["id"] for item in paste(page, "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED\n")] == ["alpha-failure"]
+    assert [item["id"] for item in paste(page, "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED\n")] == [
+        "alpha-failure"
+    ]
     page.page.click("#fe-file-clear")
     assert page.page.eval_on_selector("#fe-file", "input => input.files.length") == 0
     assert not page.page.is_visible("#fe-file-clear")
@@ -147,8 +156,11 @@ def test_the_page_reads_lines_and_signatures_as_the_cli_does(page):
     from .test_normalise import TABLE
 
     page.page.add_script_tag(url=page.base_url + "assets/javascripts/diagnose-matcher.js")
-    got = page.page.evaluate("""table => ({
+    got = page.page.evaluate(
+        """table => ({
         text: table.text.map(([raw]) => DiagnoseMatcher.normaliseText(raw)),
         regex: table.regex.map(([raw]) => DiagnoseMatcher.normaliseRegex(raw)),
-    })""", TABLE)
+    })""",
+        TABLE,
+    )
     assert got == {"text": [read for _, read in TABLE["text"]], "regex": [read for _, read in TABLE["regex"]]}

@@ -4,15 +4,20 @@ or critical accessibility violations (axe-core)."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from .browser import WatchedPage, browser, serve
 from .site_build import REPO
 
 A11Y_PAGES = ["", "failures/nccl-watchdog-timeout/", "tags/nccl/", "categories/memory/", "symptoms/", "diagnose/"]
-OOM_FAMILY = {"cuda-oom-forward", "cuda-oom-backward", "cuda-memory-fragmentation", "caching-allocator-debugging",
-              "cuda-memory-summary-reading", "activation-memory-spike"}
+OOM_FAMILY = {
+    "cuda-oom-forward",
+    "cuda-oom-backward",
+    "cuda-memory-fragmentation",
+    "caching-allocator-debugging",
+    "cuda-memory-summary-reading",
+    "activation-memory-spike",
+}
 SEARCHES = [  # (what a reader types or pastes, entries of which one must be among the first three results)
     ("CUBLAS_STATUS_ALLOC_FAILED", {"cublas-status-alloc-failed"}),
     ("ncclUnhandledCudaError", {"nccl-unhandled-cuda-error"}),
@@ -44,11 +49,14 @@ def search_results(page: WatchedPage, query: str, paste: bool) -> list[str]:
     page.page.goto(page.base_url)
     page.page.click(".md-search__input")
     if paste:  # a paste is an input event without key presses
-        page.page.evaluate("""query => {
+        page.page.evaluate(
+            """query => {
             const input = document.querySelector('.md-search__input');
             input.value = query;
             input.dispatchEvent(new InputEvent('input', {bubbles: true, inputType: 'insertFromPaste', data: query}));
-        }""", query)
+        }""",
+            query,
+        )
     else:
         page.page.type(".md-search__input", query, delay=5)
     page.page.wait_for_selector(".md-search-result__item", timeout=10_000)

@@ -8,15 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-
-
 REPO = Path(__file__).resolve().parent.parent
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "generator", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_validate_ok(corpus):
@@ -34,12 +33,16 @@ def test_validate_reports_every_problem_sorted_with_paths_as_given(corpus):
     assert result.returncode == 1
     lines = result.stdout.strip().splitlines()
     problems, summary = lines[:-1], lines[-1]
-    assert problems == sorted(problems, key=lambda l: (l.split(":")[0], int(l.split(":")[1]), int(l.split(":")[2])))
-    assert any(l.startswith("entries/memory/b-entry.yaml:5:11: error: severity: ") for l in problems)
-    assert any(l.startswith("entries/memory/b-entry.yaml:6:8: error: tags[0]: unknown tag 'zero3'; did you mean 'zero-3'?")
-               for l in problems)
-    assert any(l.startswith("entries/performance/a-entry.yaml:") and "symtoms" in l for l in problems)
-    assert any(l.startswith("entries/memory/broken.yaml:") for l in problems)
+    assert problems == sorted(
+        problems, key=lambda line: (line.split(":")[0], int(line.split(":")[1]), int(line.split(":")[2]))
+    )
+    assert any(line.startswith("entries/memory/b-entry.yaml:5:11: error: severity: ") for line in problems)
+    assert any(
+        line.startswith("entries/memory/b-entry.yaml:6:8: error: tags[0]: unknown tag 'zero3'; did you mean 'zero-3'?")
+        for line in problems
+    )
+    assert any(line.startswith("entries/performance/a-entry.yaml:") and "symtoms" in line for line in problems)
+    assert any(line.startswith("entries/memory/broken.yaml:") for line in problems)
     assert summary.startswith("FAILED: 4 problems in 3 files")
     assert "Traceback" not in result.stderr
 
@@ -76,13 +79,34 @@ def test_new_writes_a_scaffold_that_fails_until_filled(corpus):
     path = corpus.root / "memory" / "my-new-failure.yaml"
     text = path.read_text()
     assert text.startswith("# yaml-language-server: $schema=")
-    for field in ("id:", "title:", "summary:", "category:", "severity:", "tags:", "description:", "mechanism:",
-                  "causes:", "observations:", "symptoms:", "signatures:", "affected:", "confirm:", "fix:",
-                  "prevention:", "faq:", "references:", "related:", "reviewed:"):
+    for field in (
+        "id:",
+        "title:",
+        "summary:",
+        "category:",
+        "severity:",
+        "tags:",
+        "description:",
+        "mechanism:",
+        "causes:",
+        "observations:",
+        "symptoms:",
+        "signatures:",
+        "affected:",
+        "confirm:",
+        "fix:",
+        "prevention:",
+        "faq:",
+        "references:",
+        "related:",
+        "reviewed:",
+    ):
         assert f"\n{field}" in text
     check = run("validate", "entries", cwd=root)
     assert check.returncode == 1
-    flagged = {line.split(": error: ")[1].split(":")[0] for line in check.stdout.splitlines() if "my-new-failure" in line}
+    flagged = {
+        line.split(": error: ")[1].split(":")[0] for line in check.stdout.splitlines() if "my-new-failure" in line
+    }
     assert {"title", "summary", "category", "severity", "mechanism", "reviewed", "references[0].url"} <= flagged
 
 

@@ -47,8 +47,16 @@ def test_entry_meets_the_content_bar(encyclopedia, entry_id):
 
 
 def test_seed_failures_and_their_neighbours_are_covered(encyclopedia):
-    for entry_id in ("deepspeed-zero3-slow-prefetch", "zero3-prefetch-forward-oom", "cpu-affinity-misconfiguration",
-                     "gpu-utilization-low", "unsloth-qwen3-moe-slow-low-gpu-util", "straggler-rank-thermal-throttling",
-                     "activation-memory-spike", "cuda-memory-summary-reading", "caching-allocator-debugging",
-                     "host-ram-exhaustion"):
+    for entry_id in (
+        "deepspeed-zero3-slow-prefetch",
+        "zero3-prefetch-forward-oom",
+        "cpu-affinity-misconfiguration",
+        "gpu-utilization-low",
+        "unsloth-qwen3-moe-slow-low-gpu-util",
+        "straggler-rank-thermal-throttling",
+        "activation-memory-spike",
+        "cuda-memory-summary-reading",
+        "caching-allocator-debugging",
+        "host-ram-exhaustion",
+    ):
         assert entry_id in encyclopedia.entries

@@ -27,11 +27,18 @@ def cache(tmp_path) -> Path:
     return tmp_path / "cache"
 
 
-def diagnose(*args: str, cache: Path, entries: Path = FIXTURE_ENTRIES, stdin: bytes | None = None,
-             cwd: Path = REPO) -> subprocess.CompletedProcess:
+def diagnose(
+    *args: str, cache: Path, entries: Path = FIXTURE_ENTRIES, stdin: bytes | None = None, cwd: Path = REPO
+) -> subprocess.CompletedProcess:
     env = {**os.environ, "MLFAIL_CACHE_DIR": str(cache), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "generator", "diagnose", "--entries", str(entries), *args],
-                          input=stdin, capture_output=True, env=env, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "generator", "diagnose", "--entries", str(entries), *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def ranking(result: subprocess.CompletedProcess) -> list[dict]:
@@ -53,10 +60,18 @@ def test_json_shape(cache):
     assert {"id", "title", "url", "score", "matches"} <= set(alpha)
     assert alpha["url"] == "failures/alpha-failure/" and alpha["score"] == 2
     assert alpha["matches"] == [
-        {"line": 6, "text": "torch.OutOfMemoryError: Tried to allocate 3.50 GiB (alpha)",
-         "signature": r"Tried to allocate [0-9.]+ [KMG]iB \(alpha\)", "rank": None},
-        {"line": 7, "text": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED",
-         "signature": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED", "rank": None},
+        {
+            "line": 6,
+            "text": "torch.OutOfMemoryError: Tried to allocate 3.50 GiB (alpha)",
+            "signature": r"Tried to allocate [0-9.]+ [KMG]iB \(alpha\)",
+            "rank": None,
+        },
+        {
+            "line": 7,
+            "text": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED",
+            "signature": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED",
+            "rank": None,
+        },
     ]
     assert (alpha["consequence_of"], alpha["rank"], alpha["collateral"]) == ([], None, False)
     assert found[1]["consequence_of"] == ["alpha-failure"]  # alpha-failure declares `causes` beta-failure
@@ -108,10 +123,13 @@ def test_top_limits_the_results(cache):
     assert diagnose(str(FIXTURES / "alpha.log"), "--top", "0", cache=cache).returncode == 2
 
 
-@pytest.mark.parametrize("make_input,message", [
-    (lambda tmp: tmp / "missing.log", b"no such file"),
-    (lambda tmp: tmp, b"is a folder"),
-])
+@pytest.mark.parametrize(
+    "make_input,message",
+    [
+        (lambda tmp: tmp / "missing.log", b"no such file"),
+        (lambda tmp: tmp, b"is a folder"),
+    ],
+)
 def test_unusable_input_is_a_clear_error(tmp_path, cache, make_input, message):
     result = diagnose(str(make_input(tmp_path)), cache=cache)
     assert result.returncode == 2 and message in result.stderr and b"Traceback" not in result.stderr
@@ -139,21 +157,29 @@ def test_the_cached_index_follows_edits(tmp_path, cache):
     shutil.copytree(FIXTURE_ENTRIES, entries)
     log = FIXTURES / "tie.log"
     assert [item["id"] for item in ranking(diagnose(str(log), "--json", cache=cache, entries=entries))] == [
-        "beta-failure", "gamma-failure"]
+        "beta-failure",
+        "gamma-failure",
+    ]
     assert list(cache.glob("signatures-*.json")), "the index is cached"
     gamma = entries / "performance" / "gamma-failure.yaml"
-    gamma.write_text(gamma.read_text().replace('  - literal: "GammaError: <script>"',
-                                               '  - literal: "nothing"\n    source: https://example.org/nothing\n'
-                                               '  - literal: "GammaError: <script>"'))
+    gamma.write_text(
+        gamma.read_text().replace(
+            '  - literal: "GammaError: <script>"',
+            '  - literal: "nothing"\n    source: https://example.org/nothing\n  - literal: "GammaError: <script>"',
+        )
+    )
     assert [item["id"] for item in ranking(diagnose(str(log), "--json", cache=cache, entries=entries))] == [
-        "gamma-failure", "beta-failure"]
+        "gamma-failure",
+        "beta-failure",
+    ]
 
 
 def test_a_damaged_cache_is_rebuilt(cache):
     assert diagnose(str(FIXTURES / "alpha.log"), cache=cache).returncode == 0
     for path in cache.glob("signatures-*.json"):
         path.write_text("{not json")
-    assert [item["id"] for item in ranking(diagnose(str(FIXTURES / "alpha.log"), "--json", cache=cache))][0] == "alpha-failure"
+    found = ranking(diagnose(str(FIXTURES / "alpha.log"), "--json", cache=cache))
+    assert found[0]["id"] == "alpha-failure"
 
 
 def test_binary_noise_never_crashes(tmp_path, cache):

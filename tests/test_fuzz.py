@@ -15,9 +15,43 @@ from .conftest import TAXONOMY, entry_yaml
 
 VALID = entry_yaml("fuzzed-entry")
 FRAGMENTS = [
-    ": ", "- ", "\n", "  ", "\t", "'", '"', "&a ", "*a", "<<: ", "!!python/object ", "!!str ", "---\n", "...",
-    "[", "]", "{", "}", "? ", "|\n", ">-\n", "#", "null", "~", "yes", "2026-02-30", "1e9", "0x1F", "é", "\x00",
-    "\ufeff", "\x85", "regex: '(a+)+'", "literal: ''", "id: other", "tags: [zero3]", "related:\n  - id: fuzzed-entry",
+    ": ",
+    "- ",
+    "\n",
+    "  ",
+    "\t",
+    "'",
+    '"',
+    "&a ",
+    "*a",
+    "<<: ",
+    "!!python/object ",
+    "!!str ",
+    "---\n",
+    "...",
+    "[",
+    "]",
+    "{",
+    "}",
+    "? ",
+    "|\n",
+    ">-\n",
+    "#",
+    "null",
+    "~",
+    "yes",
+    "2026-02-30",
+    "1e9",
+    "0x1F",
+    "é",
+    "\x00",
+    "\ufeff",
+    "\x85",
+    "regex: '(a+)+'",
+    "literal: ''",
+    "id: other",
+    "tags: [zero3]",
+    "related:\n  - id: fuzzed-entry",
 ]
 
 
@@ -55,18 +89,20 @@ def test_mutated_valid_entries(data):
         if action == "insert":
             text = text[:position] + fragment + text[position:]
         elif action == "delete":
-            text = text[:position] + text[position + data.draw(st.integers(1, 20)):]
+            text = text[:position] + text[position + data.draw(st.integers(1, 20)) :]
         else:
-            text = text[:position] + fragment + text[position + len(fragment):]
+            text = text[:position] + fragment + text[position + len(fragment) :]
     assert_well_formed(problems_of(text.encode("utf-8", "surrogatepass")))
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
-    max_leaves=30,
-))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20),
+        lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+        max_leaves=30,
+    )
+)
 def test_any_yaml_value_under_any_field(value):
     import yaml
 

@@ -12,7 +12,6 @@ import urllib.parse
 import urllib.request
 
 import pytest
-
 import yaml
 
 from .site_build import FIXTURE_ENTRIES, REPO, make_project
@@ -24,9 +23,20 @@ def test_generate_writes_markdown_pages_and_api(tmp_path):
     result = run("generate", "--out", "out", "--repo-url", "https://example.org/repo", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out"
-    for path in ("index.md", "failures/alpha-failure/index.md", "tags/index.md", "tags/alpha-tag/index.md",
-                 "categories/index.md", "categories/memory/index.md", "symptoms.md", "signatures.md", "api/entries.json", "api/signatures.json",
-                 "failures/old-beta/index.html", "contributing/entry-format.md"):
+    for path in (
+        "index.md",
+        "failures/alpha-failure/index.md",
+        "tags/index.md",
+        "tags/alpha-tag/index.md",
+        "categories/index.md",
+        "categories/memory/index.md",
+        "symptoms.md",
+        "signatures.md",
+        "api/entries.json",
+        "api/signatures.json",
+        "failures/old-beta/index.html",
+        "contributing/entry-format.md",
+    ):
         assert (out / path).is_file(), path
     alpha = (out / "failures" / "alpha-failure" / "index.md").read_text()
     assert alpha.startswith("---\ntitle: ")
@@ -78,8 +88,13 @@ def test_serve_rebuilds_when_an_entry_changes(tmp_path, mode):
     make_project(project, FIXTURE_ENTRIES)
     port = free_port()
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    server = subprocess.Popen([sys.executable, "-m", "mkdocs", "serve", *mode, "--dev-addr", f"127.0.0.1:{port}"],
-                              cwd=project, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", *mode, "--dev-addr", f"127.0.0.1:{port}"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base_path = urllib.parse.urlsplit(yaml.safe_load((REPO / "mkdocs.yml").read_text())["site_url"]).path
     base = f"http://127.0.0.1:{port}{base_path}"
     try:
@@ -88,7 +103,7 @@ def test_serve_rebuilds_when_an_entry_changes(tmp_path, mode):
         entry.write_text(entry.read_text().replace("title: Beta fragmentation", "title: Beta fragmentation, edited"))
         # The entry itself, an entry that links to it, and the hub of its tag all show the edit.
         for page in ("failures/beta-failure/", "failures/alpha-failure/", "tags/beta-tag/"):
-            assert wait_for(lambda: "Beta fragmentation, edited" in (fetch(base + page) or ""), 60), page
+            assert wait_for(lambda page=page: "Beta fragmentation, edited" in (fetch(base + page) or ""), 60), page
         # Pages the edit does not touch are still served.
         assert "gamma-failure" in (fetch(base + "categories/performance/") or "")
         assert not list((project / "docs").rglob("beta-failure*")), "nothing generated is written into docs/"

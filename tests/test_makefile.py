@@ -19,15 +19,22 @@ def project_copy(tmp_path: Path) -> Path:
 def fake_python(tmp_path: Path, version: tuple[int, int, int]) -> Path:
     """An interpreter that reports `version` (Debian 12's python3 is 3.11.2)."""
     script = tmp_path / "fake-python"
-    script.write_text(f'#!/bin/sh\n[ "$1" = -c ] || exit 3\nexec "{sys.executable}" -c "import sys; '
-                      f'sys.version_info = {version + ("final", 0)!r}\n$2"\n')
+    script.write_text(
+        f'#!/bin/sh\n[ "$1" = -c ] || exit 3\nexec "{sys.executable}" -c "import sys; '
+        f'sys.version_info = {(*version, "final", 0)!r}\n$2"\n'
+    )
     script.chmod(0o755)
     return script
 
 
 def set_up(project: Path, python: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["make", "--no-print-directory", ".venv/.installed-stamp", f"PYTHON={python}"],
-                          cwd=project, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["make", "--no-print-directory", ".venv/.installed-stamp", f"PYTHON={python}"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_too_old_a_python_stops_with_one_line_naming_the_minimum(tmp_path):

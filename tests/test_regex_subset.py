@@ -40,10 +40,20 @@ def test_every_shipped_signature_compiles_in_python_too():
             re.compile(ref.pattern, re.ASCII)
 
 
-@pytest.mark.parametrize("pattern", [
-    r"(a+)+", r"(\w+\s?)+", r"(?:\d+\.)+x", r"(?:a+){3}", r"x(?:a|ab)+", r"x(a|b|a)+", r"x(?:\w|\d)+",
-    r"(?:a?)*b", r"(?:(?:a)+)+",
-])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"(a+)+",
+        r"(\w+\s?)+",
+        r"(?:\d+\.)+x",
+        r"(?:a+){3}",
+        r"x(?:a|ab)+",
+        r"x(a|b|a)+",
+        r"x(?:\w|\d)+",
+        r"(?:a?)*b",
+        r"(?:(?:a)+)+",
+    ],
+)
 def test_catastrophic_shapes_are_rejected(pattern):
     with pytest.raises(RegexError):
         check_portable(pattern)
@@ -55,10 +65,27 @@ def test_empty_matches_are_rejected(pattern):
         check_portable(pattern)
 
 
-@pytest.mark.parametrize("pattern", [
-    r"a{,3}", r"a{", r"[]a]", r"[[:alpha:]]", r"\u00e9", r"\N{DASH}", r"\p{L}", r"(?P=x)", r"\1", r"\q",
-    r"\d{5000}", r"a{3,2}", r"*a", r"a**", "a" * 2001, "a\nb",
-])
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"a{,3}",
+        r"a{",
+        r"[]a]",
+        r"[[:alpha:]]",
+        r"\u00e9",
+        r"\N{DASH}",
+        r"\p{L}",
+        r"(?P=x)",
+        r"\1",
+        r"\q",
+        r"\d{5000}",
+        r"a{3,2}",
+        r"*a",
+        r"a**",
+        "a" * 2001,
+        "a\nb",
+    ],
+)
 def test_non_portable_syntax_is_rejected(pattern):
     with pytest.raises(RegexError):
         check_portable(pattern)
@@ -74,14 +101,17 @@ def test_deep_group_nesting_is_rejected_not_crashing():
         check_portable("(" * 500 + "a" + ")" * 500)
 
 
-@pytest.mark.parametrize("pattern,needle", [
-    (r"Tried to allocate [0-9.]+ [KMG]iB", "Tried to allocate "),
-    (r"(?:an )?illegal memory access", "illegal memory access"),
-    (r"torch\.cuda\.OutOfMemoryError", "torch.cuda.OutOfMemoryError"),
-    (r"CUDA error: (?:an illegal|invalid) x", "CUDA error: "),
-    (r"a|b", None),
-    (r"\d+ GiB", " GiB"),
-])
+@pytest.mark.parametrize(
+    "pattern,needle",
+    [
+        (r"Tried to allocate [0-9.]+ [KMG]iB", "Tried to allocate "),
+        (r"(?:an )?illegal memory access", "illegal memory access"),
+        (r"torch\.cuda\.OutOfMemoryError", "torch.cuda.OutOfMemoryError"),
+        (r"CUDA error: (?:an illegal|invalid) x", "CUDA error: "),
+        (r"a|b", None),
+        (r"\d+ GiB", " GiB"),
+    ],
+)
 def test_required_literal_is_in_every_match(pattern, needle):
     from generator.regex_subset import required_literal
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from generator.diagnose import diagnose
-from generator.triage import triage
 from generator.matcher import Matcher
 from generator.signature_index import SignatureIndex
+from generator.triage import triage
 
 from .regression_logs import THREADS, load_cases
 from .site_build import REPO
@@ -63,15 +63,19 @@ def test_the_page_matcher_ranks_every_case_as_the_cli_does(shipped, project_site
         page = WatchedPage(chromium.new_page(), base_url)
         page.page.goto(base_url + "diagnose/")
         page.page.add_script_tag(url=base_url + "assets/javascripts/diagnose-matcher.js")
-        page_rankings = page.page.evaluate("""async texts => {
+        page_rankings = page.page.evaluate(
+            """async texts => {
             const signatures = await (await fetch('../api/signatures.json')).json();
             const extra = await (await fetch('../api/diagnose.json')).json();
             const matcher = new DiagnoseMatcher.Matcher(signatures, extra.causes);
             const out = {};
             for (const [name, text] of Object.entries(texts)) out[name] = matcher.scan(text).map(r => r.id);
             return out;
-        }""", texts)
+        }""",
+            texts,
+        )
         assert page.errors == []
     cli = {case.name: cli_ranking(matcher, case.log) for case in CASES}
-    assert page_rankings == cli, json.dumps({name: (page_rankings[name], cli[name]) for name in cli
-                                             if page_rankings.get(name) != cli[name]}, indent=1)
+    assert page_rankings == cli, json.dumps(
+        {name: (page_rankings[name], cli[name]) for name in cli if page_rankings.get(name) != cli[name]}, indent=1
+    )

@@ -12,9 +12,19 @@ from bs4 import BeautifulSoup
 from .site_build import FIXTURE_ENTRIES, build, make_project, site_url_prefix
 
 ENTRY_SECTIONS = [
-    "What this failure is", "Why it happens", "What you'll observe", "Symptoms and their causes",
-    "Affected systems", "How to confirm it", "Root causes", "How to fix it", "How to prevent it", "FAQ",
-    "References", "Related failures", "More Memory failures",
+    "What this failure is",
+    "Why it happens",
+    "What you'll observe",
+    "Symptoms and their causes",
+    "Affected systems",
+    "How to confirm it",
+    "Root causes",
+    "How to fix it",
+    "How to prevent it",
+    "FAQ",
+    "References",
+    "Related failures",
+    "More Memory failures",
 ]
 
 
@@ -61,8 +71,10 @@ def test_symptoms_are_paired_with_their_causes(site):
     body = article(site, "failures/alpha-failure")
     table = body.find("h2", id="symptoms-and-their-causes").find_next("table")
     rows = [(tr.select("td")[0].get_text(strip=True), tr.select("td")[1].a["href"]) for tr in table.select("tbody tr")]
-    assert rows == [("OOM on the very first step.", "#cause-big-batch"),
-                    ("Smaller batches do not help.", "#cause-prefetch-buckets")]
+    assert rows == [
+        ("OOM on the very first step.", "#cause-big-batch"),
+        ("Smaller batches do not help.", "#cause-prefetch-buckets"),
+    ]
     for _, anchor in rows:
         assert body.find(id=anchor[1:]) is not None
 
@@ -71,8 +83,11 @@ def test_each_symptom_row_says_what_to_do_about_its_cause(site):
     table = article(site, "failures/alpha-failure").find("h2", id="symptoms-and-their-causes").find_next("table")
     assert [th.get_text(strip=True) for th in table.select("thead th")] == ["Symptom", "Why it happens", "What to do"]
     rows = [[td.get_text(" ", strip=True) for td in tr.select("td")] for tr in table.select("tbody tr")]
-    assert rows[0] == ["OOM on the very first step.", "The batch is too large for the card.",
-                       "Halve the micro-batch and accumulate gradients over two steps."]
+    assert rows[0] == [
+        "OOM on the very first step.",
+        "The batch is too large for the card.",
+        "Halve the micro-batch and accumulate gradients over two steps.",
+    ]
     assert rows[1][2] == "Lower stage3_prefetch_bucket_size to a tenth."
 
 
@@ -123,7 +138,8 @@ def test_declared_and_inverse_relations(site):
     alpha = article(site, "failures/alpha-failure")
     rows = alpha.find("h2", id="related-failures").find_next("table").select("tbody tr")
     assert [(r.select("td")[0].get_text(strip=True), r.select("td")[1].get_text(strip=True)) for r in rows] == [
-        ("causes", "Beta fragmentation")]
+        ("causes", "Beta fragmentation")
+    ]
     beta = article(site, "failures/beta-failure")
     rows = beta.find("h2", id="related-failures").find_next("table").select("tbody tr")
     related = {r.select("td")[1].a["href"]: r.select("td")[0].get_text(strip=True) for r in rows}
@@ -157,13 +173,21 @@ def test_each_hub_lists_exactly_its_entries(site):
 def test_hub_comparison_columns(site):
     table = article(site, "tags/alpha-tag").find("h2", id="compare-them-side-by-side").find_next("table")
     assert [th.get_text(strip=True) for th in table.select("thead th")] == [
-        "Failure", "Category", "Severity", "Quick answer", "Fix"]
+        "Failure",
+        "Category",
+        "Severity",
+        "Quick answer",
+        "Fix",
+    ]
 
 
 def test_tags_index_groups_and_counts(site):
     body = article(site, "tags")
     assert headings(body) == ["Frameworks", "Symptoms"]
-    rows = {tr.select("td")[0].get_text(strip=True): tr.select("td")[1].get_text(strip=True) for tr in body.select("tbody tr")}
+    rows = {
+        tr.select("td")[0].get_text(strip=True): tr.select("td")[1].get_text(strip=True)
+        for tr in body.select("tbody tr")
+    }
     assert rows == {"Alpha tag": "2", "Beta tag": "1", "Unused tag": "0"}
 
 
@@ -179,10 +203,15 @@ def test_symptom_index_covers_every_symptom(site):
 def test_signature_index_and_api(site):
     assert "ALPHA_STATUS_ALLOC_FAILED" in article(site, "signatures").get_text()
     signatures = json.loads((site / "api" / "signatures.json").read_text())
-    assert {"id": "alpha-failure", "kind": "literal", "pattern": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED"}.items() \
-        <= signatures[0].items()
-    assert {"supporting": False, "source": "https://github.com/example/alpha/blob/v1.0.0/src/alloc.c#L42"}.items() \
-        <= signatures[0].items()
+    assert {
+        "id": "alpha-failure",
+        "kind": "literal",
+        "pattern": "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED",
+    }.items() <= signatures[0].items()
+    assert {
+        "supporting": False,
+        "source": "https://github.com/example/alpha/blob/v1.0.0/src/alloc.c#L42",
+    }.items() <= signatures[0].items()
     assert [item["supporting"] for item in signatures if item["id"] == "alpha-failure"] == [False, False, True]
     sources = article(site, "signatures").select("a.fe-source")
     assert len(sources) == len(signatures) and sources[0]["href"] == signatures[0]["source"]
@@ -190,8 +219,10 @@ def test_signature_index_and_api(site):
     assert [entry["id"] for entry in entries] == ["alpha-failure", "beta-failure", "gamma-failure"]
     assert entries[0]["causes"][0]["fix"] == "Halve the micro-batch and accumulate gradients over two steps."
     assert entries[0]["signatures"][2] == {
-        "literal": "in alpha_forward", "source": "https://github.com/example/alpha/blob/v1.0.0/src/model.py#L88",
-        "supporting": True}
+        "literal": "in alpha_forward",
+        "source": "https://github.com/example/alpha/blob/v1.0.0/src/model.py#L88",
+        "supporting": True,
+    }
     assert entries[0]["url"] == "failures/alpha-failure/"
     assert entries[1]["former_ids"] == ["old-beta"]
 
@@ -205,8 +236,12 @@ def test_hostile_html_shows_as_text(site):
         figure.decompose()
     assert body.find(["script", "iframe", "img", "svg", "style", "b", "details"]) is None
     text = body.get_text()
-    for visible in ("<script>alert('title')</script>", "<img src=x onerror=alert('summary')>",
-                    "<iframe src='https://evil.example/'></iframe>", "<b onmouseover=alert('cause')>bold</b>"):
+    for visible in (
+        "<script>alert('title')</script>",
+        "<img src=x onerror=alert('summary')>",
+        "<iframe src='https://evil.example/'></iframe>",
+        "<b onmouseover=alert('cause')>bold</b>",
+    ):
         assert visible in text
     assert "<script>alert" not in soup.title.decode() and "alert('title')" in soup.title.get_text()
     for tag in soup.find_all(True):
@@ -230,8 +265,15 @@ def test_unicode_title(site):
 def test_nothing_is_loaded_from_other_hosts(site):
     for path in site.rglob("*.html"):
         soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
-        for tag, attribute in (("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"),
-                               ("source", "src"), ("video", "src"), ("audio", "src")):
+        for tag, attribute in (
+            ("script", "src"),
+            ("link", "href"),
+            ("img", "src"),
+            ("iframe", "src"),
+            ("source", "src"),
+            ("video", "src"),
+            ("audio", "src"),
+        ):
             for element in soup.find_all(tag):
                 value = element.get(attribute, "")
                 if tag == "link" and element.get("rel") and set(element["rel"]) & {"canonical", "alternate"}:
@@ -252,13 +294,19 @@ def test_hubs_are_left_out_of_search(site):
     index = json.loads((site / "search" / "search_index.json").read_text())
     locations = {doc["location"].split("#")[0] for doc in index["docs"]}
     assert "failures/alpha-failure/" in locations
-    assert not {location for location in locations if location.startswith(("tags/", "categories/", "symptoms/", "signatures/"))}
+    assert not {
+        location for location in locations if location.startswith(("tags/", "categories/", "symptoms/", "signatures/"))
+    }
 
 
 def test_search_separator_splits_dotted_names_but_keeps_identifiers(site):
     separator = json.loads((site / "search" / "search_index.json").read_text())["config"]["separator"]
     assert [part for part in re.split(separator, "torch.cuda.OutOfMemoryError: x") if part] == [
-        "torch", "cuda", "OutOfMemoryError", "x"]
+        "torch",
+        "cuda",
+        "OutOfMemoryError",
+        "x",
+    ]
     for identifier in ("CUBLAS_STATUS_ALLOC_FAILED", "ncclInternalError", "1.5"):
         assert re.split(separator, identifier) == [identifier]
 

@@ -16,16 +16,19 @@ def result(entry_id: str, *lines: tuple[int, str]) -> Result:
     return found
 
 
-@pytest.mark.parametrize("line,rank", [
-    ("[rank3]:[E1129 10:42:17 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout", 3),
-    ("[Rank 12] Some NCCL operations have failed or timed out.", 12),
-    ("[default5]:RuntimeError: CUDA error: an illegal memory access was encountered", 5),
-    (" rank : 7 (local_rank: 3)", 7),
-    ("local_rank: 4 (pid: 1234) of binary: /usr/bin/python", 4),
-    ("Detected mismatch between collectives on ranks. Rank 0 is running collective", 0),
-    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", None),
-    ("world_rank 3 and ranking 4", None),
-])
+@pytest.mark.parametrize(
+    "line,rank",
+    [
+        ("[rank3]:[E1129 10:42:17 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout", 3),
+        ("[Rank 12] Some NCCL operations have failed or timed out.", 12),
+        ("[default5]:RuntimeError: CUDA error: an illegal memory access was encountered", 5),
+        (" rank : 7 (local_rank: 3)", 7),
+        ("local_rank: 4 (pid: 1234) of binary: /usr/bin/python", 4),
+        ("Detected mismatch between collectives on ranks. Rank 0 is running collective", 0),
+        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", None),
+        ("world_rank 3 and ranking 4", None),
+    ],
+)
 def test_rank_of(line, rank):
     assert rank_of(line) == rank
 
@@ -44,7 +47,10 @@ def test_a_cause_moves_above_its_effect_and_unrelated_order_stands():
 
 def test_a_cause_seen_only_on_the_effects_own_lines_does_not_move():
     """Two OOM entries matching the same OOM message: the `causes` link proves nothing here."""
-    results = [result("oom-forward", (3, "CUDA out of memory"), (1, "in forward")), result("activation-spike", (3, "x"))]
+    results = [
+        result("oom-forward", (3, "CUDA out of memory"), (1, "in forward")),
+        result("activation-spike", (3, "x")),
+    ]
     findings = triage(results, [("activation-spike", "oom-forward")]).findings
     assert [finding.entry_id for finding in findings] == ["oom-forward", "activation-spike"]
     assert findings[0].consequence_of == []
@@ -57,10 +63,15 @@ def test_a_cycle_of_causes_keeps_the_best_ranked_first():
 
 
 def test_first_rank_and_collateral():
-    results = [result("timeout", (40, "[rank0]: Watchdog caught"), (41, "[rank1]: Watchdog caught")),
-               result("oom", (12, "[rank3]: torch.OutOfMemoryError")),
-               result("unranked", (50, "Killed"))]
+    results = [
+        result("timeout", (40, "[rank0]: Watchdog caught"), (41, "[rank1]: Watchdog caught")),
+        result("oom", (12, "[rank3]: torch.OutOfMemoryError")),
+        result("unranked", (50, "Killed")),
+    ]
     diagnosis = triage(results, [])
     assert (diagnosis.first_rank, diagnosis.first_line.line) == (3, 12)
     assert {f.entry_id: (f.rank, f.collateral) for f in diagnosis.findings} == {
-        "timeout": (0, True), "oom": (3, False), "unranked": (None, False)}
+        "timeout": (0, True),
+        "oom": (3, False),
+        "unranked": (None, False),
+    }

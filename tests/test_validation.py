@@ -18,7 +18,7 @@ def source_at(problem: Problem) -> str:
     """The source text from the problem's line and column on."""
     with open(problem.path, encoding="utf-8") as handle:
         line = handle.read().split("\n")[problem.line - 1]
-    return line[problem.column - 1:]
+    return line[problem.column - 1 :]
 
 
 def only(corpus) -> Problem:
@@ -44,8 +44,25 @@ def test_error_names_file_line_column_and_field(corpus):
     assert "low" in problem.message and "'huge'" in problem.message
 
 
-@pytest.mark.parametrize("field", ["id", "title", "summary", "category", "severity", "tags", "mechanism",
-                                   "causes", "symptoms", "affected", "confirm", "fix", "references", "reviewed"])
+@pytest.mark.parametrize(
+    "field",
+    [
+        "id",
+        "title",
+        "summary",
+        "category",
+        "severity",
+        "tags",
+        "mechanism",
+        "causes",
+        "symptoms",
+        "affected",
+        "confirm",
+        "fix",
+        "references",
+        "reviewed",
+    ],
+)
 def test_required_fields(corpus, field):
     corpus.entry(**{field: None})
     problem = only(corpus)
@@ -68,15 +85,18 @@ def test_nested_unknown_key(corpus):
     assert problem.field == "fix.stepz" and "did you mean 'steps'" in problem.message
 
 
-@pytest.mark.parametrize("value,expected", [
-    ("''", "must not be empty"),
-    ("'   '", "must not be empty"),
-    ("null", "null"),
-    ("~", "null"),
-    ("123", "put it in quotes"),
-    ("yes", "put it in quotes"),
-    ("[a, b]", "expected text"),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("''", "must not be empty"),
+        ("'   '", "must not be empty"),
+        ("null", "null"),
+        ("~", "null"),
+        ("123", "put it in quotes"),
+        ("yes", "put it in quotes"),
+        ("[a, b]", "expected text"),
+    ],
+)
 def test_text_fields_are_non_empty_strings(corpus, value, expected):
     corpus.entry(title=value)
     problem = only(corpus)
@@ -89,10 +109,19 @@ def test_colon_in_list_item_explains_quoting(corpus):
     assert problem.field == "confirm[0]" and "quote the text" in problem.message
 
 
-@pytest.mark.parametrize("field,value", [
-    ("observations", "[]"), ("observations", "null"), ("description", "''"), ("prevention", "~"),
-    ("signatures", "[]"), ("related", "[]"), ("former_ids", "[]"), ("faq", "null"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("observations", "[]"),
+        ("observations", "null"),
+        ("description", "''"),
+        ("prevention", "~"),
+        ("signatures", "[]"),
+        ("related", "[]"),
+        ("former_ids", "[]"),
+        ("faq", "null"),
+    ],
+)
 def test_optional_fields_are_left_out_not_empty(corpus, field, value):
     corpus.entry(**{field: value})
     problem = only(corpus)
@@ -141,8 +170,10 @@ def test_cause_reference_must_exist(corpus):
 
 
 def test_cause_ids_unique(corpus):
-    corpus.entry(causes="\n  - id: a\n    text: A.\n    fix: F.\n  - id: a\n    text: B.\n    fix: G.",
-                 symptoms="\n  - symptom: S.\n    cause: a")
+    corpus.entry(
+        causes="\n  - id: a\n    text: A.\n    fix: F.\n  - id: a\n    text: B.\n    fix: G.",
+        symptoms="\n  - symptom: S.\n    cause: a",
+    )
     assert only(corpus).field == "causes[1].id"
 
 
@@ -163,15 +194,19 @@ def test_unknown_category(corpus):
     assert problem.field == "category" and "did you mean 'memory'" in problem.message
 
 
-@pytest.mark.parametrize("url", ["ftp://example.org/x", "/docs/page", "javascript:alert(1)", "https://", "example.org",
-                                 "'https://exa mple.org'"])
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://example.org/x", "/docs/page", "javascript:alert(1)", "https://", "example.org", "'https://exa mple.org'"],
+)
 def test_reference_urls_are_absolute_http(corpus, url):
     corpus.entry(references=f"\n  - title: T\n    url: {url}")
     assert only(corpus).field == "references[0].url"
 
 
-@pytest.mark.parametrize("value", ["2026-02-30", "2026-13-01", "'2026-1-5'", "2026-11-29 10:00:00", "2026-11-29T10:00:00Z",
-                                   "yesterday", "20261129"])
+@pytest.mark.parametrize(
+    "value",
+    ["2026-02-30", "2026-13-01", "'2026-1-5'", "2026-11-29 10:00:00", "2026-11-29T10:00:00Z", "yesterday", "20261129"],
+)
 def test_reviewed_is_a_real_calendar_date(corpus, value):
     corpus.entry(reviewed=value)
     assert only(corpus).field == "reviewed"
@@ -188,7 +223,9 @@ def test_related_resolves_ids_and_former_ids(corpus):
     result = load_encyclopedia(corpus.root)
     assert result.problems == []
     links = result.encyclopedia.links
-    assert [(l.target, l.relation, l.declared) for l in links["b-entry"]] == [("a-entry", "caused-by", False)]
+    assert [(link.target, link.relation, link.declared) for link in links["b-entry"]] == [
+        ("a-entry", "caused-by", False)
+    ]
 
 
 def test_related_unknown_id(corpus):
@@ -279,24 +316,27 @@ def test_signature_with_both_kinds(corpus):
     assert "exactly one" in sig(corpus, "\n  - literal: a\n    regex: b\n    examples: [ab]").message
 
 
-@pytest.mark.parametrize("pattern,reason", [
-    ("(a+)+b", "nested quantifiers"),
-    ("(a*)*b", "empty string"),
-    ("x(a|a)*", "same character"),
-    ("a*", "empty string"),
-    ("(?=a)b", "look-ahead"),
-    ("(?<=a)b", "look-behind"),
-    ("(?P<n>a)", "named groups"),
-    ("(a)\\\\1", "back-references"),
-    ("(?i)abc", "inline flags"),
-    ("\\\\Aabc", r"'\A'"),
-    ("abc\\\\Z", r"'\Z'"),
-    ("(?>abc)", "atomic"),
-    ("a++", "possessive"),
-    ("(?#note)abc", "comments"),
-    ("[abc", "missing ']'"),
-    ("abc(", "missing ')'"),
-])
+@pytest.mark.parametrize(
+    "pattern,reason",
+    [
+        ("(a+)+b", "nested quantifiers"),
+        ("(a*)*b", "empty string"),
+        ("x(a|a)*", "same character"),
+        ("a*", "empty string"),
+        ("(?=a)b", "look-ahead"),
+        ("(?<=a)b", "look-behind"),
+        ("(?P<n>a)", "named groups"),
+        ("(a)\\\\1", "back-references"),
+        ("(?i)abc", "inline flags"),
+        ("\\\\Aabc", r"'\A'"),
+        ("abc\\\\Z", r"'\Z'"),
+        ("(?>abc)", "atomic"),
+        ("a++", "possessive"),
+        ("(?#note)abc", "comments"),
+        ("[abc", "missing ']'"),
+        ("abc(", "missing ')'"),
+    ],
+)
 def test_regex_portable_subset(corpus, pattern, reason):
     problem = sig(corpus, f'\n  - regex: "{pattern}"\n    examples: ["abc aab b"]')
     assert problem.field == "signatures[0].regex"
@@ -304,7 +344,11 @@ def test_regex_portable_subset(corpus, pattern, reason):
 
 
 def test_bounded_repeat_is_fine(corpus):
-    corpus.entry(signatures=with_sources("\n  - regex: '(?:[0-9]{1,3}\\.){3}[0-9]{1,3}'\n    examples: ['peer 10.0.0.12 closed']"))
+    corpus.entry(
+        signatures=with_sources(
+            "\n  - regex: '(?:[0-9]{1,3}\\.){3}[0-9]{1,3}'\n    examples: ['peer 10.0.0.12 closed']"
+        )
+    )
     assert check(corpus) == []
 
 
@@ -334,7 +378,10 @@ def test_taxonomy_errors_are_located(corpus):
 
 
 def test_alias_that_is_a_tag_is_an_error(corpus):
-    corpus.write("taxonomy.yaml", "categories:\n  memory:\n    title: M\ntags:\n  oom:\n    title: O\n    aliases: [oom2]\n  oom2:\n    title: O2\n")
+    corpus.write(
+        "taxonomy.yaml",
+        "categories:\n  memory:\n    title: M\ntags:\n  oom:\n    title: O\n    aliases: [oom2]\n  oom2:\n    title: O2\n",
+    )
     assert only(corpus).field == "tags.oom.aliases[0]"
 
 
@@ -365,7 +412,9 @@ def test_url_with_a_broken_port(corpus):
 
 
 def test_cause_needs_a_fix(corpus):
-    corpus.entry(causes="\n  - id: big-batch\n    text: The batch is too large.\n  - id: prefetch\n    text: P.\n    fix: F.")
+    corpus.entry(
+        causes="\n  - id: big-batch\n    text: The batch is too large.\n  - id: prefetch\n    text: P.\n    fix: F."
+    )
     problem = only(corpus)
     assert problem.field == "causes[0].fix" and "required field 'fix' is missing" in problem.message
     assert source_at(problem).startswith("id: big-batch")  # the cause that lacks it
@@ -395,15 +444,21 @@ def test_supporting_is_true_or_false(corpus, value, found):
 
 
 def test_supporting_and_primary_signatures_together_are_fine(corpus):
-    corpus.entry(signatures=with_sources(
-        "\n  - literal: 'CUDA out of memory.'\n  - literal: 'in forward'\n    supporting: true"
-        "\n  - literal: 'Tried to allocate'\n    supporting: false"))
+    corpus.entry(
+        signatures=with_sources(
+            "\n  - literal: 'CUDA out of memory.'\n  - literal: 'in forward'\n    supporting: true"
+            "\n  - literal: 'Tried to allocate'\n    supporting: false"
+        )
+    )
     assert check(corpus) == []
 
 
 def test_an_entry_needs_one_signature_that_is_not_supporting(corpus):
-    corpus.entry(signatures=with_sources(
-        "\n  - literal: 'in forward'\n    supporting: true\n  - literal: 'loss.backward()'\n    supporting: true"))
+    corpus.entry(
+        signatures=with_sources(
+            "\n  - literal: 'in forward'\n    supporting: true\n  - literal: 'loss.backward()'\n    supporting: true"
+        )
+    )
     problem = only(corpus)
     assert problem.field == "signatures" and "every signature is `supporting: true`" in problem.message
     assert source_at(problem).startswith("- source:")  # the list's first item: where the list begins

@@ -50,13 +50,16 @@ def test_duplicate_nested_keys_name_their_path():
     assert problem.field == "fix.summary" and problem.line == 3
 
 
-@pytest.mark.parametrize("text", [
-    "a: !!python/object/apply:os.system ['touch /tmp/pwned']\n",
-    "a: !!python/name:os.system\n",
-    "a: !custom x\n",
-    "a: !!binary aGVsbG8=\n",
-    "a: !!set {x: null}\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: !!python/object/apply:os.system ['touch /tmp/pwned']\n",
+        "a: !!python/name:os.system\n",
+        "a: !custom x\n",
+        "a: !!binary aGVsbG8=\n",
+        "a: !!set {x: null}\n",
+    ],
+)
 def test_non_standard_tags_are_errors_and_never_run(text, tmp_path):
     problem = single(text)
     assert "not allowed" in problem.message and problem.line == 1
@@ -110,10 +113,16 @@ def test_tab_inside_quoted_string_is_text():
     assert read('a: "x\ty"\n').data == {"a": "x\ty"}
 
 
-@pytest.mark.parametrize("text,words", [
-    ("", "empty"), ("# only a comment\n", "empty"), ("~\n", "empty"),
-    ("- a\n- b\n", "mapping"), ("just text\n", "mapping"),
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("", "empty"),
+        ("# only a comment\n", "empty"),
+        ("~\n", "empty"),
+        ("- a\n- b\n", "mapping"),
+        ("just text\n", "mapping"),
+    ],
+)
 def test_empty_or_not_a_mapping(text, words):
     assert words in single(text).message
 
