@@ -208,7 +208,6 @@ def _positive(text: str) -> int:
 
 def _diagnose(args: argparse.Namespace) -> int:
     from .diagnose import InputError, as_json, as_text, check_inputs, diagnose
-    from .matcher import Matcher
     from .signature_index import load_index
     from .triage import triage
 
@@ -223,7 +222,7 @@ def _diagnose(args: argparse.Namespace) -> int:
         for problem in problems:
             print(problem.format(), file=sys.stderr)
         raise UsageError(f"the entries in {args.entries} are invalid; run: python -m generator validate {args.entries}")
-    matcher = Matcher(index.signatures)
+    matcher = index.matcher()
     try:
         results = diagnose(matcher, args.logs, progress_to=sys.stderr)
     except InputError as error:

@@ -15,6 +15,7 @@ patterns), then the earliest matching line, then the id.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import deque
@@ -26,7 +27,7 @@ from typing import Any, Protocol
 import re2
 
 from .limits import MAX_LINE_LENGTH
-from .normalise import normalise_block, normalise_regex, normalise_text
+from .normalise import clean_block, finish_line, normalise_regex, normalise_text, tolerant_regex
 
 BLOCK_BYTES = 64 * 1024  # small: a block where a signature hits is searched again for its lines
 WORKERS = min(4, os.cpu_count() or 1)
@@ -52,6 +53,11 @@ class Signature:
         """The pattern as it is matched: against lines read as a person would (`normalise`)."""
         return re.escape(normalise_text(self.pattern)) if self.kind == "literal" else normalise_regex(self.pattern)
 
+    @property
+    def scan_regex(self) -> str:
+        """The pattern that finds this signature's candidate lines in a block (`tolerant_regex`)."""
+        return tolerant_regex(self.regex)
+
 
 @dataclass(frozen=True, slots=True)
 class Match:
@@ -70,9 +76,9 @@ class Readable(Protocol):
     def readinto(self, buffer: Any, /) -> int | None: ...
 
 
-Block = bytes | bytearray  # whole lines of a log, normalised (`normalise_block`)
+Block = bytes | bytearray  # whole lines of a log, cleaned (`clean_block`)
 Hits = dict[int, list[Match]]  # signature index -> its first matches, in log order
-Spans = dict[int, list[tuple[int, int]]]  # signature index -> (start, end) of its lines in a block
+Spans = dict[int, list[tuple[int, str]]]  # signature index -> (start, normalised text) of its lines in a block
 
 
 @dataclass(slots=True)
@@ -90,16 +96,21 @@ class Result:
 
 
 class Matcher:
-    def __init__(self, signatures: list[Signature]):
+    def __init__(self, signatures: list[Signature], scan_regexes: list[str] | None = None):
+        """`scan_regexes`: each signature's `scan_regex`, when already known (the cached index
+        keeps them: deriving thousands of them is a noticeable part of a start-up)."""
         self.signatures = signatures
         options = re2.Options()
         options.max_mem = _RE2_MEMORY
         self._set = re2.Set.SearchSet(options)
-        for signature in signatures:
+        self._scan_regexes = scan_regexes or [signature.scan_regex for signature in signatures]
+        # Patterns using `^`, where a line's single leading space tells tolerant from exact.
+        self._anchored = ["^[ \\t>]*" in regex for regex in self._scan_regexes]
+        for regex in self._scan_regexes:
             # Multi-line anchors, so ^ and $ mean a line's start and end inside a block.
-            self._set.Add("(?m)" + signature.regex)
+            self._set.Add("(?m)" + regex)
         self._set.Compile()
-        self._line_patterns: dict[int, object] = {}  # insertion order = least recently used first
+        self._line_patterns: dict[int, Any] = {}  # insertion order = least recently used first
 
     def scan(
         self,
@@ -150,42 +161,53 @@ class Matcher:
 
     def _matches(self, block: Block, lines_before: int, spans: Spans, source: int) -> Iterator[Match]:
         """Matches with their line numbers, counted once through the block."""
-        ordered = sorted((start, end, index) for index, found in spans.items() for start, end in found)
+        ordered = sorted((start, index, text) for index, found in spans.items() for start, text in found)
         line_number, counted_to = lines_before, 0
-        for start, end, index in ordered:
+        for start, index, text in ordered:
             line_number += block.count(b"\n", counted_to, start)
             counted_to = start
-            yield Match(line_number + 1, block[start:end].decode("utf-8", "replace")[:MAX_LINE_LENGTH], index, source)
+            yield Match(line_number + 1, text, index, source)
 
-    def _line_spans(self, index: int, block: Block, wanted: int) -> Iterator[tuple[int, int]]:
-        """(start, end) of up to `wanted` lines that signature `index` matches, each line on its own."""
-        pattern = self._line_pattern(index)
+    def _line_spans(self, index: int, block: Block, wanted: int) -> Iterator[tuple[int, str]]:
+        """(start, normalised text) of up to `wanted` lines that signature `index` matches.
+
+        The tolerant pattern finds candidate lines in the block; each is then read in full
+        (`finish_line`) and cut to MAX_LINE_LENGTH characters, and matched again on its own:
+        in a block, `\\s` or `[^ ]` could have matched across a line end. On a line read in
+        full (no blank runs, no tabs, no quote marker) the tolerant pattern means what the
+        exact one means, except that its `^` also takes one leading space: only then is the
+        exact pattern compiled and asked."""
+        tolerant = self._line_pattern(index)
         position = 0
         while wanted and position < len(block):
-            match = pattern.search(block, position)
+            match = tolerant.search(block, position)
             if match is None:
                 return
             start = block.rfind(b"\n", 0, match.start()) + 1
             end = block.find(b"\n", match.start())
-            # Checked again on the line alone, cut: in a block, `\s` or `[^ ]` could have
-            # matched across a line end, and a long line only counts up to its cut.
-            line = block[start:end]
-            if end - start > MAX_LINE_LENGTH:
-                line = line.decode("utf-8", "replace")[:MAX_LINE_LENGTH].encode("utf-8")
-            if pattern.search(line):
+            text = finish_line(block[start:end]).decode("utf-8", "replace")[:MAX_LINE_LENGTH]
+            if text.startswith(" ") and self._anchored[index]:
+                found = self._exact_pattern(index).search(text)
+            else:
+                found = tolerant.search(text)
+            if found:
                 wanted -= 1
-                yield start, end
-            position = block.find(b"\n", end) + 1 or len(block)
+                yield start, text
+            position = end + 1
 
     def _line_pattern(self, index: int) -> Any:
-        """The signature's own pattern; a bounded cache keeps memory flat on any log."""
+        """The signature's tolerant pattern; a bounded cache keeps memory flat on any log."""
         pattern = self._line_patterns.pop(index, None)
         if pattern is None:
-            pattern = re2.compile("(?m)" + self.signatures[index].regex)
+            pattern = re2.compile("(?m)" + self._scan_regexes[index])
             if len(self._line_patterns) >= LINE_PATTERNS_CACHED:
                 del self._line_patterns[next(iter(self._line_patterns))]  # the least recently used
         self._line_patterns[index] = pattern
         return pattern
+
+    @functools.lru_cache(maxsize=64)  # noqa: B019 - one matcher per run; anchored signatures are few
+    def _exact_pattern(self, index: int) -> Any:
+        return re2.compile(self.signatures[index].regex)
 
     def rank(self, found: Hits) -> list[Result]:
         """One result per entry, best first."""
@@ -210,9 +232,8 @@ class Matcher:
 
 
 def _blocks(stream: Readable) -> Iterator[bytes | bytearray]:
-    """Blocks of whole lines, about BLOCK_BYTES each, normalised (`normalise_block`: carriage
-    returns, ANSI codes and markup dropped, blanks collapsed); a last line without a newline
-    gets one.
+    """Blocks of whole lines, about BLOCK_BYTES each, cleaned (`clean_block`: carriage returns,
+    ANSI codes and markup dropped); a last line without a newline gets one.
 
     Each block is read straight into its own buffer, so the only bytes ever copied
     are the partial line carried over to the next block. A line longer than
@@ -238,11 +259,11 @@ def _blocks(stream: Readable) -> Iterator[bytes | bytearray]:
         if cut == 0:
             rest = bytes(block[:size])
             if size > LONG_LINE_BYTES:
-                yield normalise_block(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))
+                yield clean_block(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))
                 rest, skipping = b"", True
             continue
         rest = bytes(block[cut:size])
         del block[cut:]
-        yield normalise_block(block)
+        yield clean_block(block)
     if rest:
-        yield normalise_block(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))
+        yield clean_block(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))

@@ -4,57 +4,84 @@ Logs reach us through terminals and web pages: ANSI colour codes, carriage retur
 of progress bars, Markdown emphasis and backticks from a GitHub comment, a leading
 `> ` quote marker, and runs of blanks that a rendered page collapses (apex prints
 `Gradient overflow.  Skipping step`, a page shows one space). Matching ignores all
-of them, on the line and on the signature alike:
+of them, on the line and on the signature alike, by these rules in this order:
 
 1. ANSI escape sequences and carriage returns are removed;
-2. a leading quote marker (`>`, `> >`, after optional blanks) is removed;
-3. backticks, and runs of two or more `*` (Markdown bold), are removed;
-4. a run of blanks (space, tab, no-break space) becomes one space.
+2. backticks, and runs of two or more `*` (Markdown bold), are removed;
+3. a no-break space becomes a space;
+4. a leading quote marker (`>`, `> >`, after optional blanks) is removed;
+5. a run of blanks (spaces and tabs) becomes one space.
 
 The diagnose page's matcher (`docs/assets/javascripts/diagnose-matcher.js`) applies
 the same rules in the same order; the shared fixtures check that both agree.
+
+The command-line matcher scans whole blocks of a log at once, and collapsing every
+blank run of every block would cost it more than the scan itself. So it applies rules
+1-3 (cheap, and rarely needed) to each block, searches it with `tolerant_regex`
+patterns that accept any run of blanks and any quote marker, and applies rules 4-5
+only to the few lines found, where the exact (`normalise_regex`) pattern decides.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 # -- text: log lines (as bytes, whole blocks of lines at once) and literal signatures ------------
 
 _ANSI_BYTES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
-_QUOTE_BYTES = re.compile(rb"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 _MARKUP_BYTES = re.compile(rb"`+|\*{2,}")
-_BLANKS_BYTES = re.compile(rb"(?: |\t|\xc2\xa0){2,}|\t|\xc2\xa0")
+_QUOTE_BYTES = re.compile(rb"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+_BLANKS_BYTES = re.compile(rb" [ \t]+|\t[ \t]*")  # a space then more blanks, or a tab: starts cheaply
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
-_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 _MARKUP = re.compile(r"`+|\*{2,}")
-_BLANKS = re.compile(r"[ \t\u00a0]{2,}|[\t\u00a0]")
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
+_BLANKS = re.compile(r" [ \t]+|\t[ \t]*")
 
 
-def normalise_block(block: bytes | bytearray) -> bytes | bytearray:
-    """A block of whole lines (UTF-8), normalised line by line; line ends are kept.
-
-    Each rule runs only when its trigger bytes are present, so a plain log costs a
-    few `in` tests per block."""
+def clean_block(block: bytes | bytearray) -> bytes | bytearray:
+    """Rules 1-3 on a block of whole lines (UTF-8). Each runs only when its trigger bytes
+    are present, so a plain log costs a few single-byte searches per block (the two-byte
+    searches, ten times slower, run only after their first byte was found)."""
     if b"\x1b" in block:
         block = _ANSI_BYTES.sub(b"", block)
     if b"\r" in block:
         block = block.replace(b"\r", b"")
-    if b">" in block:
-        block = _QUOTE_BYTES.sub(b"", block)
-    if b"`" in block or b"**" in block:
+    if b"`" in block or (b"*" in block and b"**" in block):
         block = _MARKUP_BYTES.sub(b"", block)
-    if b"  " in block or b"\t" in block or b"\xc2\xa0" in block:
-        block = _BLANKS_BYTES.sub(b" ", block)
+    if b"\xa0" in block and b"\xc2\xa0" in block:
+        block = block.replace(b"\xc2\xa0", b" ")
     return block
+
+
+def finish_lines(cleaned: bytes | bytearray) -> bytes:
+    """Rules 4-5 on lines that `clean_block` has already cleaned."""
+    if b">" in cleaned:
+        cleaned = _QUOTE_BYTES.sub(b"", cleaned)
+    return _BLANKS_BYTES.sub(b" ", cleaned)
+
+
+def finish_line(cleaned: bytes | bytearray) -> bytes | bytearray:
+    """Rules 4-5 on one line (no line end) that `clean_block` has already cleaned: the
+    matcher's check of each line it found, so the common cases cost a few tests."""
+    if cleaned.lstrip(b" \t")[:1] == b">":
+        cleaned = _QUOTE_BYTES.sub(b"", cleaned, count=1)
+    if b"  " in cleaned or b"\t" in cleaned:
+        cleaned = _BLANKS_BYTES.sub(b" ", cleaned)
+    return cleaned
+
+
+def normalise_block(block: bytes | bytearray) -> bytes:
+    """A block of whole lines, normalised line by line (all five rules); line ends are kept."""
+    return finish_lines(clean_block(block))
 
 
 def normalise_text(text: str) -> str:
     """One line (or a literal signature), normalised by the same rules as a block."""
     text = _ANSI.sub("", text).replace("\r", "")
+    text = _MARKUP.sub("", text).replace("\u00a0", " ")
     text = _QUOTE.sub("", text)
-    text = _MARKUP.sub("", text)
     return _BLANKS.sub(" ", text)
 
 
@@ -119,3 +146,70 @@ def _class_end(pattern: str, start: int) -> int:
             return index + 1
         index += 1
     return len(pattern)
+
+
+_QUANTIFIER = re.compile(r"[*+?]|\{[0-9]*,?[0-9]*\}")
+_BLANK_RUN = "[ \\t]+"  # a quantifier after an atom applies to the whole group it becomes
+
+
+def tolerant_regex(normalised: str) -> str:
+    """A pattern that finds, in a line cleaned by `clean_block` only, at least every line
+    whose full normalisation the `normalised` pattern (from `normalise_regex`, or an
+    escaped literal) matches: each atom that can match a blank also takes a run of
+    blanks, and `^` also takes a leading quote marker. For RE2, whose matching time does
+    not depend on how a pattern is nested; the exact pattern then decides on each line."""
+    out: list[str] = []
+    index, length = 0, len(normalised)
+    while index < length:
+        char = normalised[index]
+        if char == "\\" and index + 1 < length:
+            size = 4 if normalised[index + 1] == "x" else 2
+            out.append(_tolerant_atom(normalised[index : index + size], normalised, index + size))
+            index += size
+        elif char == "[":
+            end = _class_end(normalised, index)
+            out.append(_tolerant_atom(normalised[index:end], normalised, end))
+            index = end
+        elif char == ".":
+            out.append(_tolerant_atom(".", normalised, index + 1))
+            index += 1
+        elif char == "(" and normalised.startswith("(?:", index):
+            out.append("(?:")
+            index += 3
+        elif char == "^":
+            out.append("^[ \\t>]*")
+            index += 1
+        elif char in "()|$":
+            out.append(char)
+            index += 1
+        elif char in "*+?{":
+            quantifier = _QUANTIFIER.match(normalised, index)
+            size = quantifier.end() - index if quantifier else 1
+            out.append(normalised[index : index + size])
+            index += size
+        elif char == " ":
+            quantified = index + 1 < length and normalised[index + 1] in "*+?{"
+            out.append(f"(?:{_BLANK_RUN})" if quantified else _BLANK_RUN)
+            index += 1
+        else:
+            out.append(char)  # a plain character other than a space matches no blank
+            index += 1
+    return "".join(out)
+
+
+_UNBOUNDED = re.compile(r"[*+]|\{[0-9]+,\}")
+
+
+def _tolerant_atom(atom: str, pattern: str, after: int) -> str:
+    """An escape, a class or `.`, made to take a run of blanks where it could take one blank.
+    Repeated without bound, one that takes tabs as well (`.*`, `[^x]+`) takes a run already."""
+    space, tab = _matches_blanks(atom)
+    if not space or (tab and _UNBOUNDED.match(pattern, after)):
+        return atom
+    return f"(?:{atom}|{_BLANK_RUN})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _matches_blanks(atom: str) -> tuple[bool, bool]:
+    """Whether the atom matches a space, and a tab."""
+    return re.fullmatch(atom, " ", re.ASCII) is not None, re.fullmatch(atom, "\t", re.ASCII) is not None

@@ -17,13 +17,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .matcher import Signature
+from .matcher import Matcher, Signature
 
 if TYPE_CHECKING:  # the index is read without loading the models
     from .encyclopedia import Encyclopedia
     from .problems import Problem
 
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +40,10 @@ class SignatureIndex:
     signatures: list[Signature]
     entries: dict[str, EntryInfo]
     causes: list[tuple[str, str]]  # (cause, effect): `causes` relations, declared on either side
+    scan_regexes: list[str]  # each signature's `scan_regex`, derived once with the index
+
+    def matcher(self) -> Matcher:
+        return Matcher(self.signatures, self.scan_regexes)
 
     def to_json(self, fingerprint: str) -> dict:
         return {
@@ -48,6 +52,7 @@ class SignatureIndex:
             "signatures": [[s.entry_id, s.kind, s.pattern, s.supporting] for s in self.signatures],
             "entries": {entry_id: asdict(info) for entry_id, info in self.entries.items()},
             "causes": [list(pair) for pair in self.causes],
+            "scan_regexes": self.scan_regexes,
         }
 
     @classmethod
@@ -56,6 +61,7 @@ class SignatureIndex:
             [Signature(*item) for item in data["signatures"]],
             {entry_id: EntryInfo(**info) for entry_id, info in data["entries"].items()},
             [(cause, effect) for cause, effect in data["causes"]],
+            data["scan_regexes"],
         )
 
     @classmethod
@@ -69,7 +75,8 @@ class SignatureIndex:
             )
             for entry in encyclopedia.entries.values()
         }
-        return cls(signatures, entries, encyclopedia.causal_pairs)
+        scans = [signature.scan_regex for signature in signatures]
+        return cls(signatures, entries, encyclopedia.causal_pairs, scans)
 
 
 def cache_dir() -> Path:

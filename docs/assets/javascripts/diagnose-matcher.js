@@ -19,15 +19,16 @@
   }
 
   /* Read a line as a person would (generator/normalise.py, same rules, same order): ANSI
-     codes and carriage returns dropped, a leading quote marker dropped, backticks and runs
-     of two or more "*" dropped, a run of blanks made one space. */
+     codes and carriage returns dropped; backticks and runs of two or more "*" dropped;
+     no-break spaces made spaces; a leading quote marker dropped; a run of blanks made one space. */
   var ANSI = /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b[@-Z\\-_]/g;
-  var QUOTE = /^[ \t]*(?:>[ \t]?)+/;
   var MARKUP = /`+|\*{2,}/g;
-  var BLANKS = /[ \t\u00a0]{2,}|[\t\u00a0]/g;
+  var QUOTE = /^[ \t]*(?:>[ \t]?)+/;
+  var BLANKS = / [ \t]+|\t[ \t]*/g;
 
   function normaliseText(text) {
-    return text.replace(ANSI, "").replace(/\r/g, "").replace(QUOTE, "").replace(MARKUP, "").replace(BLANKS, " ");
+    return text.replace(ANSI, "").replace(/\r/g, "").replace(MARKUP, "").replace(/\u00a0/g, " ")
+      .replace(QUOTE, "").replace(BLANKS, " ");
   }
 
   /* A regex signature as it must read against normalised lines (normalise_regex in Python). */
