@@ -18,6 +18,7 @@ class Case:
     log: Path
     url: str
     expect: tuple[str, ...]  # empty: no entry covers this failure yet ("none")
+    known_miss: str | None = None  # why the expected entry cannot rank first (yet)
 
     @property
     def covered(self) -> bool:
@@ -30,5 +31,5 @@ def load_cases(folder: Path = THREADS) -> list[Case]:
         meta = yaml.safe_load(log.with_suffix(".yaml").read_text(encoding="utf-8"))
         expect = meta["expect"]
         ids = () if expect == "none" else (expect,) if isinstance(expect, str) else tuple(expect)
-        cases.append(Case(log.stem, log, meta["url"], ids))
+        cases.append(Case(log.stem, log, meta["url"], ids, meta.get("known_miss")))
     return cases

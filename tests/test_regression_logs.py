@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from generator.diagnose import diagnose
-from generator.matcher import Matcher
 from generator.signature_index import SignatureIndex
 from generator.triage import triage
 
@@ -25,7 +24,7 @@ def shipped():
     result = load_encyclopedia(REPO / "entries")
     assert result.ok, "\n".join(problem.format() for problem in result.problems[:20])
     index = SignatureIndex.from_encyclopedia(result.encyclopedia)
-    return result.encyclopedia, (Matcher(index.signatures), index.causes)
+    return result.encyclopedia, (index.matcher(), index.causes)
 
 
 def cli_ranking(matcher, log: Path) -> list[str]:
@@ -45,7 +44,13 @@ def test_every_case_names_its_thread_and_a_known_entry(shipped):
         assert not unknown, f"{case.name}: no entry {unknown}"
 
 
-@pytest.mark.parametrize("case", [case for case in CASES if case.covered], ids=lambda case: case.name)
+def _marked(case):
+    """A known miss must keep missing (strict): when it starts to pass, its note goes."""
+    marks = [pytest.mark.xfail(reason=case.known_miss, strict=True)] if case.known_miss else []
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+@pytest.mark.parametrize("case", [_marked(case) for case in CASES if case.covered])
 def test_the_expected_entry_ranks_first(shipped, case):
     _, matcher = shipped
     ranking = cli_ranking(matcher, case.log)
