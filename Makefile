@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; need = tuple(map(int, "$(MIN_PYTHON)".split("."))); v = sys.version_info[:3]; 	sys.exit(None if v >= need else "Python $(MIN_PYTHON) or newer is needed, but $(PYTHON) is %d.%d.%d: install a newer one (python.org, pyenv, uv python install, or your distribution'"'"'s python3.12) and run: make PYTHON=python3.12 ..." % v)'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[test,lint]'
+	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[site,test,lint]'
 	@touch $(STAMP)
 
 site: $(STAMP)

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 from .problems import EntriesFolderError
 
 if TYPE_CHECKING:  # imported when used: `diagnose` starts without pydantic
+    from .encyclopedia import Encyclopedia
     from .loading import LoadResult
+    from .signature_index import SignatureIndex
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 DEFAULT_ENTRIES = "entries"
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m generator", description="The ML failure encyclopedia's tools.")
+    parser = argparse.ArgumentParser(prog="mlfail", description="The ML training failure encyclopedia's tools.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     validate = commands.add_parser("validate", help="check every entry; one line per problem")
@@ -87,12 +89,41 @@ def _parser() -> argparse.ArgumentParser:
         metavar="LOG",
         help="log files (plain or gzip); '-' or nothing reads standard input",
     )
-    diagnose.add_argument(
-        "--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)"
-    )
+    _reader_options(diagnose)
     diagnose.add_argument("--json", action="store_true", help="print a JSON array, best match first")
     diagnose.add_argument("--top", type=_positive, default=5, metavar="N", help="show the N best matches (default: 5)")
     diagnose.set_defaults(run=_diagnose)
+
+    run = commands.add_parser(
+        "run",
+        help="run a command (a torchrun, deepspeed or python job), pass its output through, diagnose it if it fails",
+        usage="%(prog)s [--on-match] [--entries DIR] [--site-url URL] [--top N] -- COMMAND [ARG ...]",
+    )
+    _reader_options(run)
+    run.add_argument("--on-match", action="store_true", help="report each failure as soon as its first line appears")
+    run.add_argument(
+        "--top", type=_positive, default=5, metavar="N", help="diagnose with the N best matches (default: 5)"
+    )
+    run.add_argument("command", nargs=argparse.REMAINDER, help="the command and its arguments, after --")
+    run.set_defaults(run=_run)
+
+    watch = commands.add_parser("watch", help="follow a growing log (like tail -F) and report each failure it shows")
+    watch.add_argument("log", metavar="LOG", help="the log file; it may not exist yet, be rotated or truncated")
+    _reader_options(watch)
+    watch.add_argument("--from-end", action="store_true", help="report only what is written from now on")
+    watch.add_argument("--interval", type=float, default=0.25, help="seconds between checks (default: 0.25)")
+    watch.set_defaults(run=_watch)
+
+    explain = commands.add_parser("explain", help="show one entry in the terminal")
+    explain.add_argument("id", help="the entry's id (or a former id), e.g. nccl-watchdog-timeout")
+    _reader_options(explain)
+    explain.set_defaults(run=_explain)
+
+    search = commands.add_parser("search", help="find entries for words, an identifier or a pasted error line")
+    search.add_argument("text", nargs="+", help="what to look for")
+    _reader_options(search)
+    search.add_argument("--top", type=_positive, default=10, metavar="N", help="show the N best (default: 10)")
+    search.set_defaults(run=_search)
 
     links = commands.add_parser("check-links", help="report reference URLs that no longer answer")
     links.add_argument("entries", nargs="?", default=DEFAULT_ENTRIES, metavar="ENTRIES_DIR")
@@ -193,7 +224,57 @@ def _mkdocs_repo_url() -> str | None:
     return None
 
 
-# -- diagnose --------------------------------------------------------------------------------
+# -- diagnose, run, watch, explain, search: reading the encyclopedia ---------------------------
+
+
+def _reader_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--entries",
+        metavar="DIR",
+        help="a folder of entries, e.g. a working tree's entries/ (default: the encyclopedia installed with mlfail)",
+    )
+    command.add_argument(
+        "--site-url", metavar="URL", help="where links point (default: $MLFAIL_SITE_URL, else the published site)"
+    )
+
+
+def _entries_dir(args: argparse.Namespace) -> Path:
+    from .resources import shipped_entries
+
+    entries = Path(args.entries) if args.entries else shipped_entries()
+    if not entries.is_dir():
+        raise UsageError(f"{entries}: no such folder of entries")
+    return entries
+
+
+def _index(args: argparse.Namespace) -> SignatureIndex:
+    from .signature_index import load_index
+
+    entries = _entries_dir(args)
+    index, problems = load_index(entries)
+    if index is None:
+        for problem in problems:
+            print(problem.format(), file=sys.stderr)
+        raise UsageError(f"the entries in {entries} are invalid; run: python -m generator validate {entries}")
+    return index
+
+
+def _encyclopedia(args: argparse.Namespace) -> Encyclopedia:
+    from .loading import load_encyclopedia
+
+    entries = _entries_dir(args)
+    result = load_encyclopedia(entries)
+    if result.encyclopedia is None:
+        for problem in result.problems:
+            print(problem.format(), file=sys.stderr)
+        raise UsageError(f"the entries in {entries} are invalid; run: python -m generator validate {entries}")
+    return result.encyclopedia
+
+
+def _site(args: argparse.Namespace) -> str:
+    from .resources import site_url
+
+    return site_url(args.site_url)
 
 
 def _positive(text: str) -> int:
@@ -208,20 +289,13 @@ def _positive(text: str) -> int:
 
 def _diagnose(args: argparse.Namespace) -> int:
     from .diagnose import InputError, as_json, as_text, check_inputs, diagnose
-    from .signature_index import load_index
     from .triage import triage
 
-    if not Path(args.entries).is_dir():
-        raise UsageError(f"{args.entries}: no such folder of entries")
     try:
         check_inputs(args.logs)
     except InputError as error:
         raise UsageError(str(error)) from None
-    index, problems = load_index(Path(args.entries))
-    if index is None:
-        for problem in problems:
-            print(problem.format(), file=sys.stderr)
-        raise UsageError(f"the entries in {args.entries} are invalid; run: python -m generator validate {args.entries}")
+    index = _index(args)
     matcher = index.matcher()
     try:
         results = diagnose(matcher, args.logs, progress_to=sys.stderr)
@@ -230,12 +304,77 @@ def _diagnose(args: argparse.Namespace) -> int:
     diagnosis = triage(results, index.causes)
     diagnosis.findings = diagnosis.findings[: args.top]
     if args.json:
-        print(as_json(diagnosis, index, matcher, args.logs))
+        print(as_json(diagnosis, index, matcher, args.logs, _site(args)))
     elif diagnosis.findings:
-        print(as_text(diagnosis, index, args.logs))
+        print(as_text(diagnosis, index, args.logs, _site(args)))
     else:
         print("No known failure signature found in the log.")
     return EXIT_OK if diagnosis.findings else EXIT_INVALID
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .diagnose import as_text, found_now
+    from .live import live_scan, run_command, write_text
+    from .triage import triage
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise UsageError("no command to run; write it after --, e.g. mlfail run -- torchrun train.py")
+    index, site = _index(args), _site(args)
+    on_found = (lambda result: write_text(None, found_now(result, index, site) + "\n")) if args.on_match else None
+    scan = live_scan(index, on_found)
+    try:
+        status = run_command(command, scan, sys.stdout.buffer, sys.stderr.buffer)
+    except FileNotFoundError:
+        raise UsageError(f"{command[0]}: command not found") from None
+    except PermissionError:
+        raise UsageError(f"{command[0]}: permission denied") from None
+    if status == 0:
+        return 0  # a job that succeeded gets no diagnosis
+    diagnosis = triage(scan.results(), index.causes)
+    diagnosis.findings = diagnosis.findings[: args.top]
+    header = f"\nmlfail: `{' '.join(command)}` exited with status {status}."
+    if diagnosis.findings:
+        write_text(None, f"{header} Diagnosis, best match first:\n\n{as_text(diagnosis, index, ['-'], site)}\n")
+    else:
+        write_text(None, f"{header} No known failure signature in its output.\n")
+    return status
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from .diagnose import found_now
+    from .live import live_scan, watch, write_text
+
+    index, site = _index(args), _site(args)
+    scan = live_scan(index, lambda result: write_text(sys.stdout.buffer, found_now(result, index, site) + "\n"))
+    print(f"mlfail: watching {args.log} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    watch(Path(args.log), scan, from_end=args.from_end, interval=args.interval)
+    return EXIT_OK
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from .explain import closest_ids, explain
+
+    encyclopedia = _encyclopedia(args)
+    entry_id = encyclopedia.resolve(args.id)
+    if entry_id not in encyclopedia.entries:
+        close = closest_ids(encyclopedia, args.id)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `mlfail search WORDS` finds entries"
+        raise UsageError(f"no entry '{args.id}'{hint}")
+    print(explain(encyclopedia.entries[entry_id], _site(args)))
+    return EXIT_OK
+
+
+def _search(args: argparse.Namespace) -> int:
+    from .search import SearchIndex
+
+    encyclopedia = _encyclopedia(args)
+    hits = SearchIndex(encyclopedia, _index(args).matcher()).search(" ".join(args.text), limit=args.top)
+    for hit in hits:
+        print(f"{hit.entry_id:<40} {hit.title}" + ("  [matches this error]" if hit.matches_error else ""))
+    if not hits:
+        print("No entry found.", file=sys.stderr)
+    return EXIT_OK if hits else EXIT_INVALID
 
 
 # -- check-links ---------------------------------------------------------------------------

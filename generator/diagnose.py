@@ -117,7 +117,7 @@ def _progress_printer(path: str, stream: TextIO | None) -> Callable[[int | None]
 # -- output -------------------------------------------------------------------------------
 
 
-def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths: list[str]) -> str:
+def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths: list[str], site: str) -> str:
     items = []
     for finding in diagnosis.findings:
         result = finding.result
@@ -137,7 +137,7 @@ def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths
             {
                 "id": result.entry_id,
                 "title": info.title,
-                "url": info.url,
+                "url": site + info.url,
                 "severity": info.severity,
                 "score": len(result.signatures),
                 "specificity": result.specificity,
@@ -152,7 +152,7 @@ def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths
     return json.dumps(items, ensure_ascii=False, indent=2)
 
 
-def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str]) -> str:
+def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str], site: str) -> str:
     lines: list[str] = []
     number = {finding.entry_id: rank for rank, finding in enumerate(diagnosis.findings, 1)}
     if diagnosis.first_rank is not None and diagnosis.first_line is not None:
@@ -172,7 +172,7 @@ def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str]) -> st
         count = len(result.signatures)
         lines.append(f"{rank}. {info.title}  [{info.severity}]")
         lines.append(
-            f"   {result.entry_id} · {info.url} · {count} signature{'s' if count != 1 else ''} matched"
+            f"   {result.entry_id} · {site}{info.url} · {count} signature{'s' if count != 1 else ''} matched"
             + (f" · rank {finding.rank}" if finding.rank is not None else "")
         )
         for cause in finding.consequence_of:
@@ -188,6 +188,24 @@ def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str]) -> st
         lines.append(f"   Fix: {_shorten(info.fix, 300)}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")
+
+
+def found_now(result: Result, index: SignatureIndex, site: str) -> str:
+    """One failure as soon as it is found in a running job's output (`mlfail run --on-match`,
+    `mlfail watch`): what, where, the first thing to try and the link."""
+    info = index.entries[result.entry_id]
+    first = result.matches[0]
+    rank = rank_of(first.text)
+    return "\n".join(
+        [
+            f"mlfail: {info.title}  [{info.severity}]" + (f" on rank {rank}" if rank is not None else ""),
+            f"   line {first.line}: {_shorten(first.text, 160)}",
+            f"   Quick answer: {_shorten(info.summary, 400)}",
+            f"   Fix: {_shorten(info.fix, 300)}",
+            f"   {site}{info.url}",
+            "",
+        ]
+    )
 
 
 def _where(match: Match, paths: list[str]) -> str:

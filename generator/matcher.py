@@ -118,10 +118,13 @@ class Matcher:
         progress: Callable[[int], None] | None = None,
         source: int = 0,
         found: Hits | None = None,
+        lines_before: int = 0,
     ) -> Hits:
-        """Match every line of a binary stream, adding to `found` (several inputs share one)."""
+        """Match every line of a binary stream, adding to `found` (several inputs share one).
+
+        `lines_before`: lines of the same input already scanned, when a growing log is
+        scanned piece by piece (`mlfail run`, `mlfail watch`)."""
         found = {} if found is None else found
-        lines_before = 0
         read = 0
         for block, spans in self._scanned_blocks(stream, found):
             read += len(block)

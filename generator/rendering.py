@@ -30,40 +30,23 @@ from .encyclopedia import SEVERITY_ORDER, Encyclopedia
 from .models import CONTRACT_VERSION, KEY_PATTERN, Entry, LiteralSignature, Taxonomy, entry_json_schema
 from .normalise import normalise_regex, normalise_text
 from .regex_subset import required_literal
-
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
-HOME = "index.md"
-TAGS_INDEX = "tags/index.md"
-CATEGORIES_INDEX = "categories/index.md"
-SYMPTOMS_INDEX = "symptoms.md"
-SIGNATURES_INDEX = "signatures.md"
-DIAGNOSE = "diagnose.md"
-ENTRY_FORMAT = "contributing/entry-format.md"
-ENTRIES_API = "api/entries.json"
-SIGNATURES_API = "api/signatures.json"
-DIAGNOSE_API = "api/diagnose.json"
-
-
-# Each page is an index.md in its own folder: the URL is the folder whatever the key
-# (an entry or tag called "index" cannot collide with the folder's own index page).
-def entry_src(entry_id: str) -> str:
-    return f"failures/{entry_id}/index.md"
-
-
-def tag_src(tag: str) -> str:
-    return f"tags/{tag}/index.md"
-
-
-def category_src(category: str) -> str:
-    return f"categories/{category}/index.md"
-
-
-def url_of(src_uri: str) -> str:
-    """The directory URL (relative to the site root) of a page source path."""
-    if src_uri == HOME:
-        return ""
-    stem = src_uri.removesuffix(".md")
-    return stem.removesuffix("index") if stem.endswith("/index") else stem + "/"
+from .resources import TEMPLATES_DIR
+from .urls import (
+    CATEGORIES_INDEX,
+    DIAGNOSE,
+    DIAGNOSE_API,
+    ENTRIES_API,
+    ENTRY_FORMAT,
+    HOME,
+    SIGNATURES_API,
+    SIGNATURES_INDEX,
+    SYMPTOMS_INDEX,
+    TAGS_INDEX,
+    category_src,
+    entry_src,
+    tag_src,
+    url_of,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .matcher import Matcher, Signature
+from .urls import entry_src, url_of
 
 if TYPE_CHECKING:  # the index is read without loading the models
     from .encyclopedia import Encyclopedia
@@ -66,8 +67,6 @@ class SignatureIndex:
 
     @classmethod
     def from_encyclopedia(cls, encyclopedia: Encyclopedia) -> SignatureIndex:
-        from .rendering import entry_src, url_of
-
         signatures = encyclopedia.signatures
         entries = {
             entry.id: EntryInfo(

@@ -1,0 +1,175 @@
+"""Find entries for a typed or pasted query (`mlfail search TEXT`).
+
+A query is first read as a log: entries whose signatures match it come first, marked as
+matching the error. Then the words count, as an engineer means them:
+- numbers, sizes, hex addresses, paths and rank prefixes are dropped (they differ per run);
+- identifiers are found whole and by their parts (`torch.cuda.OutOfMemoryError` is also
+  `OutOfMemoryError`, `out of memory error`);
+- tag keys and their aliases stand for their tag (`zero3` is ZeRO-3, `oom` is out of memory);
+- a word weighs more in a title, a tag or a signature than in a symptom, more there than in
+  the quick answer or a cause; each place it appears adds (with diminishing returns), and
+  the rarer it is across the encyclopedia, the more it counts.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .encyclopedia import Encyclopedia
+from .matcher import Matcher
+from .models import Entry, LiteralSignature
+from .normalise import normalise_text
+from .triage import triage
+
+# How much a word counts where it is found.
+FIELD_WEIGHTS = {"title": 6.0, "tag": 5.0, "signature": 4.0, "symptom": 2.0, "summary": 1.5, "cause": 1.0}
+SIGNATURE_MATCH = 1000.0  # above any word score: the query is the failure's own text
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "but",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "not",
+        "of",
+        "on",
+        "or",
+        "so",
+        "such",
+        "that",
+        "the",
+        "their",
+        "then",
+        "there",
+        "this",
+        "to",
+        "was",
+        "were",
+        "when",
+        "which",
+        "while",
+        "will",
+        "with",
+    ]
+)
+# Common ways of writing a failure that no tag alias spells.
+SYNONYMS = {"oom": ("out", "memory"), "ooms": ("out", "memory"), "nans": ("nan",), "hang": ("hangs",)}
+
+_NOISE = re.compile(
+    r"\[(?:rank|Rank|RANK) ?\d+\]:?|\[default\d+\]:"  # rank prefixes
+    r"|0x[0-9a-fA-F]+"  # addresses
+    r"|\S*[/\\]\S*"  # paths
+    r"|\b\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)\b"  # sizes
+    r"|\b\d+(?:[.:]\d+)*\b"  # numbers, versions, times
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.-][A-Za-z_][A-Za-z0-9_]*)*")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def terms(text: str) -> list[str]:
+    """The words of a text as search terms: identifiers whole and by their parts, lowercased."""
+    found: list[str] = []
+    for identifier in _IDENTIFIER.findall(_NOISE.sub(" ", normalise_text(text))):
+        whole = identifier.lower()
+        parts = [piece for chunk in re.split(r"[._-]", identifier) for piece in _CAMEL.findall(chunk) or [chunk]]
+        for term in dict.fromkeys([whole, *(part.lower() for part in parts)]):
+            if term not in STOPWORDS and len(term) > 1:
+                found.append(term)
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    entry_id: str
+    title: str
+    score: float
+    matches_error: bool  # a signature of the entry matched the query itself
+
+
+class SearchIndex:
+    """Word postings of every entry, by field, and the tag each alias stands for."""
+
+    def __init__(self, encyclopedia: Encyclopedia, matcher: Matcher | None = None):
+        self.encyclopedia = encyclopedia
+        self.matcher = matcher
+        self.postings: dict[str, dict[str, float]] = defaultdict(dict)  # term -> entry -> summed field weights
+        self.tag_terms: dict[str, str] = {}  # a tag key or alias, without hyphens -> the tag key
+        for key, tag in encyclopedia.taxonomy.tags.items():
+            for spelling in (key, *(tag.aliases or ())):
+                self.tag_terms[spelling.replace("-", "")] = key
+        for entry in encyclopedia.entries.values():
+            for key in entry.tags:
+                self.postings[f"tag:{key}"][entry.id] = FIELD_WEIGHTS["tag"]
+            weights: dict[str, float] = defaultdict(float)
+            for field, text in _fields(entry, encyclopedia):
+                for term in set(terms(text)):
+                    weights[term] += FIELD_WEIGHTS[field]  # found in the title and a signature: both count
+            for term, weight in weights.items():
+                self.postings[term][entry.id] = math.log1p(weight)  # more mentions help, with diminishing returns
+        total = len(encyclopedia.entries) or 1
+        self.idf = {term: math.log(1 + total / len(found)) for term, found in self.postings.items()}
+
+    def query_terms(self, query: str) -> list[str]:
+        found: list[str] = []
+        for term in terms(query):
+            found.append(term)
+            tag = self.tag_terms.get(term.replace("-", ""))
+            if tag:
+                found.append(f"tag:{tag}")
+            found.extend(SYNONYMS.get(term, ()))
+        return list(dict.fromkeys(found))
+
+    def search(self, query: str, limit: int = 10) -> list[Hit]:
+        scores: dict[str, float] = defaultdict(float)
+        for term in self.query_terms(query):
+            for entry_id, weight in self.postings.get(term, {}).items():
+                scores[entry_id] += weight * self.idf[term]
+        matched = self._matching_error(query)
+        for entry_id in matched:
+            scores[entry_id] += SIGNATURE_MATCH
+        entries = self.encyclopedia.entries
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], entries[item[0]].title.casefold()))
+        return [
+            Hit(entry_id, entries[entry_id].title, score, entry_id in matched) for entry_id, score in ranked[:limit]
+        ]
+
+    def _matching_error(self, query: str) -> list[str]:
+        if self.matcher is None:
+            return []
+        results = self.matcher.rank(self.matcher.scan(io.BytesIO(query.encode("utf-8", "replace"))))
+        return [finding.entry_id for finding in triage(results, self.encyclopedia.causal_pairs).findings]
+
+
+def _fields(entry: Entry, encyclopedia: Encyclopedia) -> Iterable[tuple[str, str]]:
+    yield "title", entry.title
+    for key in entry.tags:
+        tag = encyclopedia.taxonomy.tags[key]
+        yield "tag", " ".join((key, tag.title, *(tag.aliases or ())))
+    for signature in entry.signatures or ():
+        pattern = signature.literal if isinstance(signature, LiteralSignature) else re.sub(r"\\.", " ", signature.regex)
+        yield "signature", " ".join((pattern, *(signature.examples or ())))
+    for symptom in entry.symptoms:
+        yield "symptom", symptom.symptom
+    yield "summary", entry.summary
+    for cause in entry.causes:
+        yield "cause", cause.text
