@@ -43,6 +43,7 @@ class LiveScan:
     _pending_bytes: int = 0
     _pending_since: float = 0.0
     _reported: set[str] = field(default_factory=set)
+    _reported_lines: set[tuple[int, int]] = field(default_factory=set)  # evidence already reported
 
     def feed(self, data: bytes, stream: int = 0) -> None:
         """Output of one stream (stdout and stderr keep their own unfinished lines)."""
@@ -72,10 +73,19 @@ class LiveScan:
         self.matcher.scan(io.BytesIO(chunk), found=self.found, lines_before=self.lines)
         self.lines += chunk.count(b"\n")
         if self.on_found:
-            for result in self.matcher.rank(self.found):
-                if result.entry_id not in self._reported:
-                    self._reported.add(result.entry_id)
-                    self.on_found(result)
+            self._report_new()
+
+    def _report_new(self) -> None:
+        """Each failure once, best first; one whose lines were all shown under a better-ranked
+        failure is not repeated (five OOM entries share an OOM line: the best one speaks)."""
+        assert self.on_found is not None
+        for result in self.matcher.rank(self.found):
+            if result.entry_id in self._reported:
+                continue
+            self._reported.add(result.entry_id)
+            if result.evidence - self._reported_lines:
+                self._reported_lines |= result.evidence
+                self.on_found(result)
 
     def results(self) -> list[Result]:
         self.flush(final=True)
