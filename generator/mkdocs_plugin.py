@@ -20,10 +20,12 @@ indexes (seconds each at 2,000 entries) are redone by a full build or a restart.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+import subprocess
+import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,26 +44,35 @@ from .rendering import HOME, Renderer, SiteOptions
 log = logging.getLogger("mkdocs.plugins.encyclopedia")
 
 
-def _compact_search_index(path: Path) -> None:
-    """Drop the search index's empty sections (runs after Material's search plugin wrote it).
-
-    The long prose of an entry is kept out of search with `data-search-exclude`, but
-    Material still writes one document per heading, holding only the page's title and
-    an anchor; with a dozen per entry they were a third of the index."""
-    try:
-        index = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return
-    docs = index.get("docs", [])
-    kept = [doc for doc in docs if doc.get("text") or "#" not in doc.get("location", "")]
-    if len(kept) != len(docs):
-        index["docs"] = kept
-        path.write_text(json.dumps(index, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
+def _index_for_search(site_dir: str) -> None:
+    """Index the built failure pages with Pagefind (`python -m pagefind`, its binary from the
+    `pagefind[bin]` wheel): a chunked index the browser loads piece by piece, so a query
+    downloads a few hundred KiB however large the encyclopedia."""
+    started = time.monotonic()
+    result = subprocess.run(
+        # Heading permalinks (the ¶ after each title) and the edit button are not content.
+        [
+            sys.executable,
+            "-m",
+            "pagefind",
+            "--site",
+            site_dir,
+            "--silent",
+            "--exclude-selectors",
+            ".headerlink, .md-content__button",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise Abort(f"encyclopedia: indexing the site for search failed: {(result.stderr or result.stdout).strip()}")
+    log.info("encyclopedia: search index written in %.1f s", time.monotonic() - started)
 
 
 class EncyclopediaConfig(Config):
     entries = config_options.Type(str, default="entries")
     templates = config_options.Type(str, default="templates")
+    search = config_options.Type(bool, default=True)  # index the built site with Pagefind
 
 
 @dataclass
@@ -132,7 +143,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         return html
 
     def on_post_build(self, config: MkDocsConfig) -> None:
-        _compact_search_index(Path(config.site_dir) / "search" / "search_index.json")
+        if self.config.search:
+            _index_for_search(config.site_dir)
         if self.preview is not None and self.preview.pending:
             # Wake `mkdocs serve` for a second rebuild that catches up on the hubs.
             (self.preview.wake / "pending").write_text(str(len(self.preview.pending)))

@@ -247,7 +247,7 @@ class Renderer:
             edit_path=edit_path,
             entry=entry,
             links=self.encyclopedia.links[entry_id],
-            keywords=search_keywords(entry),
+            search_terms=search_terms(entry, self.encyclopedia.taxonomy),
             graph=graphs.entry_graph(self.encyclopedia, entry_id),
             same_category=self.encyclopedia.same_category(entry),
             edit_url=self._edit_url(edit_path),
@@ -364,29 +364,39 @@ class Renderer:
         return sorted(entries, key=lambda entry: (SEVERITY_ORDER[entry.severity], entry.title.casefold()))
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_ESCAPE = re.compile(r"\\(.)")
+_REGEX_TOKEN = re.compile(r"\\(.)|\[(?:\\.|[^\]])*\]|\(\?:|\{[0-9,]*\}|([(){}|*+?^$.])|(.)", re.DOTALL)
 
 
-def search_keywords(entry: Entry, limit: int = 12) -> list[str]:
-    """Identifiers printed by the failure (OutOfMemoryError, CUBLAS_STATUS_ALLOC_FAILED,
-    ncclRemoteError), for the search index's heavily weighted `tags` field: a pasted
-    identifier then finds the failures that print it before pages that merely mention
-    `torch` or `cuda`. Plain words are left to the full text."""
-    found: dict[str, None] = {}
+def search_terms(entry: Entry, taxonomy: Taxonomy) -> str:
+    """What search should find the entry by, beyond its visible text: the words its primary
+    signatures print (a regex's fixed words, not its syntax or the varying parts of example lines), its
+    tags with their titles and aliases, and its category. The page carries them in a hidden,
+    heavily weighted block for the site's search index."""
+    words: dict[str, None] = {}
     for signature in entry.signatures or ():
-        pattern = signature.literal if isinstance(signature, LiteralSignature) else _ESCAPE.sub(r"\1", signature.regex)
-        for text in (pattern, *(signature.examples or ())):
-            for word in _WORD.findall(text):
-                if _is_identifier(word):
-                    found.setdefault(word)
-    return list(found)[:limit]
+        if signature.supporting:
+            continue  # a traceback frame or a prefix names nothing to search for
+        text = signature.literal if isinstance(signature, LiteralSignature) else _readable(signature.regex)
+        words.setdefault(" ".join(text.split()))
+    for key in entry.tags:
+        tag = taxonomy.tags[key]
+        words.setdefault(" ".join((key, tag.title, *(tag.aliases or ()))))
+    words.setdefault(taxonomy.categories[entry.category].title)
+    return " · ".join(word for word in words if word)
 
 
-def _is_identifier(word: str) -> bool:
-    camel = re.search(r"[a-z][A-Z]", word) is not None
-    constant = "_" in word.strip("_") and word.isupper()
-    return len(word) >= 5 and (camel or constant)
+def _readable(pattern: str) -> str:
+    """A regex's fixed text: classes, kinds of characters (`\\d`) and operators become blanks."""
+    out = []
+    for token in _REGEX_TOKEN.finditer(pattern):
+        escaped, _, plain = token.groups()
+        if plain is not None:
+            out.append(plain)
+        elif escaped is not None and not escaped.isalnum():
+            out.append(escaped)  # an escaped punctuation mark is itself
+        else:
+            out.append(" ")
+    return " ".join("".join(out).split())
 
 
 @dataclass(frozen=True, slots=True)

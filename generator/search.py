@@ -77,6 +77,7 @@ SYNONYMS = {"oom": ("out", "memory"), "ooms": ("out", "memory"), "nans": ("nan",
 
 _NOISE = re.compile(
     r"\[(?:rank|Rank|RANK) ?\d+\]:?|\[default\d+\]:"  # rank prefixes
+    r"|\b[EWIF]\d{4}\b"  # glog severity and date: E1129
     r"|0x[0-9a-fA-F]+"  # addresses
     r"|\S*[/\\]\S*"  # paths
     r"|\b\d+(?:\.\d+)?\s*(?:[KMGT]i?B|bytes)\b"  # sizes

@@ -290,31 +290,39 @@ def test_entries_stay_out_of_the_sidebar(site):
     assert not any("failures/" in href for href in nav_links)
 
 
-def test_hubs_are_left_out_of_search(site):
-    index = json.loads((site / "search" / "search_index.json").read_text())
-    locations = {doc["location"].split("#")[0] for doc in index["docs"]}
-    assert "failures/alpha-failure/" in locations
-    assert not {
-        location for location in locations if location.startswith(("tags/", "categories/", "symptoms/", "signatures/"))
-    }
+def test_only_failure_pages_are_searched(site):
+    entry = json.loads((site / "pagefind" / "pagefind-entry.json").read_text())
+    assert sum(language["page_count"] for language in entry["languages"].values()) == 3  # the three entries
+    assert page(site, "failures/alpha-failure").select_one("[data-pagefind-body]") is not None
+    for path in ("", "tags/alpha-tag", "categories/memory", "symptoms", "signatures", "diagnose"):
+        assert page(site, path).select_one("[data-pagefind-body]") is None, path
+    assert not (site / "search" / "search_index.json").exists(), "Material's own index is off"
 
 
-def test_search_separator_splits_dotted_names_but_keeps_identifiers(site):
-    separator = json.loads((site / "search" / "search_index.json").read_text())["config"]["separator"]
-    assert [part for part in re.split(separator, "torch.cuda.OutOfMemoryError: x") if part] == [
-        "torch",
-        "cuda",
-        "OutOfMemoryError",
-        "x",
-    ]
-    for identifier in ("CUBLAS_STATUS_ALLOC_FAILED", "ncclInternalError", "1.5"):
-        assert re.split(separator, identifier) == [identifier]
+def test_search_card_holds_signature_words_and_tag_aliases_not_log_noise(site):
+    body = page(site, "failures/alpha-failure").select_one("[data-pagefind-body]")
+    card = body.select_one(".fe-search-terms")
+    assert card["data-pagefind-weight"] == "10" and card.has_attr("hidden")
+    text = card.get_text()
+    assert "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED" in text  # a literal signature
+    assert "Tried to allocate" in text and "(alpha)" in text  # a regex's fixed words, without its syntax
+    assert "alpha_forward" not in text  # a supporting frame names nothing
+    assert "[0-9.]" not in text and "2.00 GiB" not in text  # no pattern syntax, no example-line values
+    assert "alpha-tag" in text and "Alpha tag" in text  # the tag, its title (and aliases)
+    meta = body.select_one("[data-pagefind-meta]")["data-pagefind-meta"]
+    assert meta.startswith("terms:") and "ALPHA_STATUS_ALLOC_FAILED" in meta
 
 
-def test_signature_identifiers_are_weighted_search_keywords(site):
-    index = json.loads((site / "search" / "search_index.json").read_text())
-    alpha = next(doc for doc in index["docs"] if doc["location"] == "failures/alpha-failure/")
-    assert alpha["tags"] == ["AlphaOutOfMemoryError", "ALPHA_STATUS_ALLOC_FAILED", "OutOfMemoryError"]
+def test_search_weights_and_filters(site):
+    body = page(site, "failures/alpha-failure").select_one("[data-pagefind-body]")
+    assert body.select_one("section.fe-prose")["data-pagefind-weight"] == "0.5"  # long prose counts little
+    examples = body.select("section[data-pagefind-ignore] details, section[data-pagefind-ignore] .admonition")
+    assert examples, "example log lines (paths, user names) stay out of the index"
+    assert body.select_one("[data-pagefind-filter='category']").get_text(strip=True) == "Memory"
+    assert body.select_one("[data-pagefind-filter='severity']").get_text(strip=True) == "high"
+    assert body.select_one("[data-pagefind-filter='tag:alpha-tag']") is not None
+    related = body.find("h2", id="related-failures").find_parent("div")
+    assert related.has_attr("data-pagefind-ignore"), "other entries' titles are not this entry's words"
 
 
 def test_invalid_entries_stop_the_build_with_located_lines(tmp_path):
@@ -328,14 +336,3 @@ def test_invalid_entries_stop_the_build_with_located_lines(tmp_path):
     assert "Traceback" not in result.stderr
     assert not (project / "site" / "failures").exists()
     assert not any(path.name.endswith(".md") and "failures" in str(path) for path in (project / "docs").rglob("*"))
-
-
-def test_search_index_holds_answers_symptoms_and_signatures_not_prose(site):
-    index = json.loads((site / "search" / "search_index.json").read_text())
-    alpha = " ".join(doc["text"] for doc in index["docs"] if doc["location"].startswith("failures/alpha-failure/"))
-    assert "The alpha model runs out of GPU memory" in alpha  # the quick answer
-    assert "OOM on the very first step." in alpha  # a symptom
-    assert "ALPHA_STATUS_ALLOC_FAILED" in alpha  # a signature
-    assert "The allocator cannot find a free block" not in alpha  # the mechanism: long prose stays out
-    assert "Rarely, because inference keeps no activations" not in alpha  # FAQ answers too
-    assert all(doc["text"] or "#" not in doc["location"] for doc in index["docs"]), "no empty section documents"
