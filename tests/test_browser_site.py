@@ -146,7 +146,7 @@ def test_typed_searches_list_the_entry_in_the_first_three(page, query, expected)
 @pytest.mark.parametrize("query,expected", PASTED, ids=[query[:40] for query, _ in PASTED])
 def test_a_pasted_error_line_lists_its_entry_first(page, query, expected):
     found = search_results(page, query, paste=True)
-    assert found[0] == (expected, True), found[:5]
+    assert tuple(found[0]) == (expected, True), found[:5]
     assert "Missing" not in page.page.inner_text("[data-fe-search]")  # no struck-through token lists
     assert page.errors == [] and page.foreign_requests == []
 
