@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .matcher import Signature
-from .models import Entry, LiteralSignature, Taxonomy
+from .models import SEVERITIES, Entry, LiteralSignature, Taxonomy
 
 # A declared relation seen from the other side.
 INVERSE_RELATION = {
@@ -22,7 +22,7 @@ INVERSE_RELATION = {
     "similar": "similar",
     "see-also": "see-also",
 }
-SEVERITY_ORDER = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
 
 @dataclass(frozen=True, slots=True)

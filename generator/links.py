@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .loading import display_path, entry_files
-from .validation import Located
-from .yaml_source import read_yaml_file
+from .problems import github_annotation
+from .yaml_source import Located, read_yaml_file
 
 USER_AGENT = "ml-failure-encyclopedia-link-check/1 (+https://github.com/ml-failure-encyclopedia/encyclopedia)"
 
@@ -41,7 +41,7 @@ class DeadLink:
 
     def format_github(self) -> str:
         ref = self.reference
-        return f"::warning file={ref.path},line={ref.line},col={ref.column},title=dead link::{ref.url} {self.reason}"
+        return github_annotation("warning", ref.path, ref.line, ref.column, "dead link", f"{ref.url} {self.reason}")
 
 
 def references(entries_arg: str) -> Iterator[Reference]:
@@ -59,21 +59,29 @@ def references(entries_arg: str) -> Iterator[Reference]:
                 yield Reference(shown, mark.line, mark.column, f"references[{index}].url", item["url"])
 
 
+HEAD_REFUSED = (403, 405, 429, 501)  # some servers answer HEAD so but serve GET
+
+
 def check(url: str, timeout: float) -> str | None:
     """None when the URL answers; otherwise why it is dead."""
-    for method in ("HEAD", "GET"):
-        request = urllib.request.Request(url, method=method, headers={"User-Agent": USER_AGENT})
-        try:
-            with urllib.request.urlopen(request, timeout=timeout):
-                return None
-        except urllib.error.HTTPError as error:
-            if method == "HEAD" and error.code in (403, 405, 429, 501):
-                continue  # some servers refuse HEAD; ask again with GET
-            return f"answered HTTP {error.code}"
-        except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
-            reason = getattr(error, "reason", error)
-            return f"could not be reached ({reason})"
-    return None
+    verdict = _ask(url, "HEAD", timeout)
+    if verdict in HEAD_REFUSED:
+        verdict = _ask(url, "GET", timeout)
+    if verdict is None:
+        return None
+    return f"answered HTTP {verdict}" if isinstance(verdict, int) else f"could not be reached ({verdict})"
+
+
+def _ask(url: str, method: str, timeout: float) -> int | str | None:
+    """None when the URL answers, the HTTP status of an error, or why it could not be reached."""
+    request = urllib.request.Request(url, method=method, headers={"User-Agent": USER_AGENT})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout):
+            return None
+    except urllib.error.HTTPError as error:
+        return error.code
+    except (urllib.error.URLError, TimeoutError, OSError, ValueError) as error:
+        return str(getattr(error, "reason", error))
 
 
 def dead_links(entries_arg: str, timeout: float = 15.0, workers: int = 8) -> list[DeadLink]:

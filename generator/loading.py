@@ -16,8 +16,8 @@ from pathlib import Path
 from .encyclopedia import Encyclopedia
 from .models import Entry, Taxonomy
 from .problems import FILE_FIELD, EntriesFolderError, Problem
-from .validation import CorpusLocated, Located, check_corpus, check_entry, check_taxonomy, tag_aliases, validate_model
-from .yaml_source import read_yaml_file
+from .validation import CorpusLocated, check_corpus, check_entry, check_taxonomy, tag_aliases, validate_model
+from .yaml_source import Located, read_yaml_file
 
 TAXONOMY_FILE = "taxonomy.yaml"
 

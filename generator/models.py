@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -144,7 +144,8 @@ LiteralText = Annotated[
     str, Strict(), AfterValidator(_check_text), AfterValidator(_check_one_line), AfterValidator(_check_line_length)
 ]
 ExampleLine = Annotated[str, Strict(), AfterValidator(_check_text), AfterValidator(_check_one_line)]
-Severity = Literal["low", "medium", "high", "critical"]
+Severity = Literal["critical", "high", "medium", "low"]  # most severe first: the order pages sort by
+SEVERITIES: tuple[str, ...] = get_args(Severity)
 RelationKind = Literal["co-occurs", "causes", "caused-by", "similar", "see-also"]
 
 

@@ -24,17 +24,23 @@ class Problem:
         return _one_line(f"{self.path}:{self.line}:{self.column}: error: {self.field}: {self.message}")
 
     def format_github(self) -> str:
-        # Workflow commands end at a newline and treat '%' specially: escape both.
-        def escape(text: str) -> str:
-            return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        return github_annotation("error", self.path, self.line, self.column, self.field, self.message)
 
-        def escape_property(text: str) -> str:
-            return escape(text).replace(":", "%3A").replace(",", "%2C")
 
-        return (
-            f"::error file={escape_property(self.path)},line={self.line},col={self.column},"
-            f"title={escape_property(self.field)}::{escape(self.message)}"
-        )
+def github_annotation(level: str, path: str, line: int, column: int, title: str, message: str) -> str:
+    """A GitHub Actions workflow command (`::error file=…::message`), escaped: workflow commands
+    end at a newline and treat '%' specially, and properties also ':' and ','."""
+
+    def escape(text: str) -> str:
+        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    def escape_property(text: str) -> str:
+        return escape(text).replace(":", "%3A").replace(",", "%2C")
+
+    return (
+        f"::{level} file={escape_property(path)},line={line},col={column},"
+        f"title={escape_property(title)}::{escape(message)}"
+    )
 
 
 FILE_FIELD = "(file)"
@@ -43,17 +49,6 @@ FILE_FIELD = "(file)"
 def _one_line(text: str) -> str:
     """Keep a problem on one line whatever text it quotes."""
     return text.replace("\r", "\\r").replace("\n", "\\n")
-
-
-class InvalidCorpus(Exception):
-    """Raised by callers that need a valid encyclopedia and got problems instead."""
-
-    def __init__(self, problems: list[Problem]):
-        self.problems = sorted(problems)
-        super().__init__(f"{len(self.problems)} problem(s) in the entries")
-
-    def report(self) -> str:
-        return "\n".join(problem.format() for problem in self.problems)
 
 
 class EntriesFolderError(Exception):

@@ -27,7 +27,7 @@ import jinja2
 
 from . import graphs, markdown_text
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
-from .models import CONTRACT_VERSION, KEY_PATTERN, Entry, LiteralSignature, Taxonomy, entry_json_schema
+from .models import CONTRACT_VERSION, KEY_PATTERN, SEVERITIES, Entry, LiteralSignature, Taxonomy, entry_json_schema
 from .normalise import normalise_regex, normalise_text
 from .regex_subset import required_literal
 from .resources import TEMPLATES_DIR
@@ -340,6 +340,7 @@ class Renderer:
             tag_src=tag_src,
             category_src=category_src,
             is_literal=lambda signature: isinstance(signature, LiteralSignature),
+            severities=SEVERITIES,
             pages={
                 "home": HOME,
                 "format": ENTRY_FORMAT,

@@ -39,10 +39,9 @@ from .models import (
 from .normalise import normalise_regex, normalise_text
 from .problems import Problem
 from .regex_subset import RegexError, check_portable
-from .yaml_source import LocatedDict, LocatedList, Mark
+from .yaml_source import Loc, Located, Mark, field_path
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
-Loc = tuple[str | int, ...]
 
 _ALL_MODELS = (
     Entry,
@@ -91,34 +90,6 @@ _TYPE_NAMES = {
 }
 
 
-class Located:
-    """Creates problems that point into one file's source."""
-
-    def __init__(self, path: str, data: LocatedDict):
-        self.path = path
-        self.data = data
-
-    def problem(self, loc: Loc, message: str, at_key: bool = False) -> Problem:
-        line, column = self.mark(loc, at_key)
-        return Problem(self.path, line, column, field_path(loc), message)
-
-    def mark(self, loc: Loc, at_key: bool = False) -> Mark:
-        """The position of the deepest part of `loc` that exists in the source."""
-        node: Any = self.data
-        mark: Any = self.data.mark
-        for position, part in enumerate(loc):
-            last = position == len(loc) - 1
-            if isinstance(node, LocatedDict) and isinstance(part, str) and part in node:
-                mark = node.key_marks[part] if (last and at_key) else node.value_marks[part]
-                node = node[part]
-            elif isinstance(node, LocatedList) and isinstance(part, int) and 0 <= part < len(node):
-                mark = node.item_marks[part]
-                node = node[part]
-            else:
-                break
-        return Mark(*mark)
-
-
 class CorpusLocated:
     """Where the fields that the corpus rules report on sit in one file: just those
     marks, so a large corpus need not keep every file's whole tree in memory."""
@@ -134,11 +105,6 @@ class CorpusLocated:
     def problem(self, loc: Loc, message: str) -> Problem:
         line, column = self.marks.get(loc, Mark(1, 1))
         return Problem(self.path, line, column, field_path(loc), message)
-
-
-def field_path(loc: Loc) -> str:
-    parts = [f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc]
-    return "".join(parts).lstrip(".") or "(file)"
 
 
 # -- layer 1: the model ------------------------------------------------------------

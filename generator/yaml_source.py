@@ -390,3 +390,41 @@ def _field_of(stack: list[_Container], key: str) -> str:
             parts.append(f".{below.pending_key}")
     parts.append(f".{key}")
     return "".join(parts).lstrip(".")
+
+
+# -- pointing into a file: the position of a field, and a problem there -------------------------
+
+Loc = tuple[str | int, ...]
+
+
+class Located:
+    """Creates problems that point into one file's source."""
+
+    def __init__(self, path: str, data: LocatedDict):
+        self.path = path
+        self.data = data
+
+    def problem(self, loc: Loc, message: str, at_key: bool = False) -> Problem:
+        line, column = self.mark(loc, at_key)
+        return Problem(self.path, line, column, field_path(loc), message)
+
+    def mark(self, loc: Loc, at_key: bool = False) -> Mark:
+        """The position of the deepest part of `loc` that exists in the source."""
+        node: Any = self.data
+        mark: Any = self.data.mark
+        for position, part in enumerate(loc):
+            last = position == len(loc) - 1
+            if isinstance(node, LocatedDict) and isinstance(part, str) and part in node:
+                mark = node.key_marks[part] if (last and at_key) else node.value_marks[part]
+                node = node[part]
+            elif isinstance(node, LocatedList) and isinstance(part, int) and 0 <= part < len(node):
+                mark = node.item_marks[part]
+                node = node[part]
+            else:
+                break
+        return Mark(*mark)
+
+
+def field_path(loc: Loc) -> str:
+    parts = [f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc]
+    return "".join(parts).lstrip(".") or "(file)"

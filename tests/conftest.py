@@ -7,6 +7,16 @@ from pathlib import Path
 
 import pytest
 
+SITE_FIXTURES = {"fixture_site", "project_site"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that needs a built site is a `build` test, whatever its module."""
+    for item in items:
+        if SITE_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.build)
+
+
 TAXONOMY = """\
 categories:
   memory:

@@ -11,6 +11,8 @@ import pytest
 from .browser import WatchedPage, browser, serve
 from .test_diagnose import CASES, FIXTURES
 
+pytestmark = pytest.mark.browser
+
 
 @pytest.fixture(scope="module")
 def page(fixture_site):

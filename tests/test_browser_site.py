@@ -9,6 +9,8 @@ import pytest
 from .browser import WatchedPage, browser, serve
 from .site_build import REPO
 
+pytestmark = pytest.mark.browser
+
 A11Y_PAGES = ["", "failures/nccl-watchdog-timeout/", "tags/nccl/", "categories/memory/", "symptoms/", "diagnose/"]
 OOM_FAMILY = {
     "cuda-oom-forward",

@@ -17,6 +17,8 @@ import yaml
 from .site_build import FIXTURE_ENTRIES, REPO, make_project
 from .test_cli import run
 
+pytestmark = pytest.mark.build
+
 
 def test_generate_writes_markdown_pages_and_api(tmp_path):
     shutil.copytree(FIXTURE_ENTRIES, tmp_path / "entries")

@@ -88,3 +88,20 @@ def test_causal_chains_reach_two_steps_and_hubs_cap_their_rings(tmp_path):
     assert {node.key for node in graph.nodes} == {"alpha-failure", "beta-failure", "gamma-failure"}
     assert ("beta-failure", "gamma-failure", "causes") in {(e.source.key, e.target.key, e.label) for e in graph.edges}
     assert hub_graph(encyclopedia, [encyclopedia.entries["alpha-failure"]]) is None
+
+
+def test_a_crowded_hub_draws_only_its_most_severe_failures(corpus):
+    """More failures than MAX_HUB_NODES: the ring holds that many, the most severe first,
+    and the graph says how many were left out."""
+    from generator.graphs import MAX_HUB_NODES
+
+    count = MAX_HUB_NODES + 7
+    for number in range(count):
+        severity = "critical" if number < 5 else "low"
+        corpus.entry(f"crowded-{number:02d}", severity=severity)
+    encyclopedia = load_encyclopedia(corpus.root).encyclopedia
+    entries = list(encyclopedia.entries.values())
+    graph = hub_graph(encyclopedia, entries)
+    drawn = [node.key for node in graph.nodes if node.kind == "entry"]
+    assert len(drawn) == MAX_HUB_NODES and graph.omitted == count - MAX_HUB_NODES
+    assert {f"crowded-{number:02d}" for number in range(5)} <= set(drawn), "the critical ones are drawn"

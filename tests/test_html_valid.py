@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.build
+
 THEME_ELEMENTS = (
     'class="md-toggle"',
     'class="md-search__input"',

@@ -15,6 +15,8 @@ import yaml
 
 from .site_build import REPO
 
+pytestmark = pytest.mark.build
+
 OOM_LINE = (
     "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; "
     "14.50 GiB already allocated; 3.44 MiB free; 14.70 GiB reserved in total by PyTorch)"

@@ -58,6 +58,7 @@ def test_the_expected_entry_ranks_first(shipped, case):
     assert ranking[0] in case.expect, f"{case.name}: {ranking[0]} ranked first, expected {case.expect} ({case.url})"
 
 
+@pytest.mark.browser
 def test_the_page_matcher_ranks_every_case_as_the_cli_does(shipped, project_site):
     """The diagnose page's matcher on the built site's API, each case pasted as text."""
     from .browser import WatchedPage, browser, serve

@@ -4,11 +4,12 @@
 (function () {
   "use strict";
 
+  /* A cell's sort value: the `data-sort` the page gives (a severity's rank), else its number or text. */
   function cellValue(row, index) {
     var cell = row.cells[index];
+    var given = cell && cell.querySelector("[data-sort]");
+    if (given) return Number(given.getAttribute("data-sort"));
     var text = cell ? cell.textContent.trim() : "";
-    var severity = { critical: 0, high: 1, medium: 2, low: 3 }[text];
-    if (severity !== undefined) return severity;
     var number = Number(text.replace(/,/g, ""));
     return text !== "" && !isNaN(number) ? number : text.toLowerCase();
   }
