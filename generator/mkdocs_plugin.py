@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,8 +35,10 @@ from mkdocs.config import config_options
 from mkdocs.config.base import Config
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort
-from mkdocs.plugins import BasePlugin
+from mkdocs.livereload import LiveReloadServer
+from mkdocs.plugins import BasePlugin, event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.pages import Page as MkDocsPage
 
 from .encyclopedia import Encyclopedia
 from .loading import FileCache, load_encyclopedia
@@ -94,7 +98,11 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
     def on_startup(self, *, command: str, dirty: bool) -> None:
         self.preview = _Preview() if command == "serve" and dirty else None
 
-    def on_config(self, config):
+    def on_shutdown(self) -> None:
+        if self.preview is not None:  # the folder that wakes `mkdocs serve` for catch-up rebuilds
+            shutil.rmtree(self.preview.wake, ignore_errors=True)
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         root = Path(config.config_file_path).resolve().parent
         self.entries_dir = (root / self.config.entries).resolve()
         self.templates_dir = (root / self.config.templates).resolve()
@@ -106,6 +114,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         self.docs_prefix = Path(config.docs_dir).resolve().relative_to(root).as_posix()
         return config
 
+    # Early, so that later plugins (and MkDocs' own link checks) see the generated pages as files.
+    @event_priority(50)
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
         encyclopedia = self._load()
         renderer = Renderer(encyclopedia, self.options, self.templates_dir)
@@ -134,7 +144,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             self.preview.markdown, self.preview.edit_paths = markdown, edit_paths
         return files
 
-    def on_page_content(self, html, *, page, config, files):
+    def on_page_content(self, html: str, *, page: MkDocsPage, config: MkDocsConfig, files: Files) -> str:
         # MkDocs keeps every page in memory until the build ends; a generated page's
         # Markdown is not needed once converted (a third of the peak at 10,000 entries).
         if self.preview is None and page.file.generated_by:
@@ -142,6 +152,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             page.file.content_string = ""
         return html
 
+    # Last, so that the search index sees every page as the other plugins left it.
+    @event_priority(-100)
     def on_post_build(self, config: MkDocsConfig) -> None:
         if self.config.search:
             _index_for_search(config.site_dir)
@@ -149,7 +161,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             # Wake `mkdocs serve` for a second rebuild that catches up on the hubs.
             (self.preview.wake / "pending").write_text(str(len(self.preview.pending)))
 
-    def on_serve(self, server, config, builder):
+    def on_serve(self, server: LiveReloadServer, config: MkDocsConfig, builder: Callable) -> LiveReloadServer:
         server.watch(str(self.entries_dir))
         server.watch(str(self.templates_dir))
         if self.preview is not None:

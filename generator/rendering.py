@@ -1,7 +1,7 @@
 """Render the encyclopedia into Markdown pages through the Jinja templates in `templates/`.
 
 The renderer knows nothing of MkDocs: it produces `Page`s (Markdown with front
-matter, at a source path such as ``failures/<id>.md``) and `StaticFile`s (the
+matter, at a source path such as ``failures/<id>/index.md``) and `StaticFile`s (the
 JSON API, redirects). The MkDocs plugin adds them to a build in memory;
 `python -m generator generate` writes them to a folder for any other engine.
 
@@ -51,7 +51,7 @@ from .urls import (
 
 @dataclass(frozen=True, slots=True)
 class Page:
-    src_uri: str  # e.g. "failures/cuda-oom-forward.md"
+    src_uri: str  # e.g. "failures/cuda-oom-forward/index.md"
     markdown: str
     edit_path: str | None = None  # the repository file behind the page, for the edit link
 
@@ -130,42 +130,45 @@ class Renderer:
 
     # -- what a build gets ---------------------------------------------------------
 
+    # -- the page set, in one place: every page's source path and how it is rendered --------
+
+    def _page_kinds(self) -> list[tuple[list[str], Callable[[str], Page]]]:
+        """(source paths, renderer of one of them), in the order a build lists pages."""
+        encyclopedia = self.encyclopedia
+
+        def index(template: str) -> Callable[[str], Page]:
+            return lambda src_uri: self._render(template, src_uri)
+
+        def keyed(render: Callable[[str], Page]) -> Callable[[str], Page]:
+            return lambda src_uri: render(src_uri.split("/")[1])  # failures/<key>/index.md
+
+        return [
+            ([HOME], lambda _: self.home_page()),
+            ([ENTRY_FORMAT], lambda _: self.format_page()),
+            ([entry_src(entry_id) for entry_id in encyclopedia.entries], keyed(self.entry_page)),
+            ([TAGS_INDEX], index("tags.md.j2")),
+            ([tag_src(tag) for tag in encyclopedia.taxonomy.tags], keyed(self.tag_page)),
+            ([CATEGORIES_INDEX], index("categories.md.j2")),
+            ([category_src(key) for key in encyclopedia.taxonomy.categories], keyed(self.category_page)),
+            ([SYMPTOMS_INDEX], index("symptoms.md.j2")),
+            ([SIGNATURES_INDEX], index("signatures.md.j2")),
+        ]
+
     def pages(self) -> Iterator[Page]:
-        yield self.home_page()
-        yield self.format_page()
-        for entry_id in self.encyclopedia.entries:
-            yield self.entry_page(entry_id)
-        yield from self.hub_pages()
+        for sources, render in self._page_kinds():
+            for src_uri in sources:
+                yield render(src_uri)
 
     def page_sources(self) -> list[str]:
         """The source path of every page `pages()` yields, without rendering them."""
-        encyclopedia = self.encyclopedia
-        return [
-            HOME,
-            ENTRY_FORMAT,
-            *map(entry_src, encyclopedia.entries),
-            TAGS_INDEX,
-            *map(tag_src, encyclopedia.taxonomy.tags),
-            CATEGORIES_INDEX,
-            *map(category_src, encyclopedia.taxonomy.categories),
-            SYMPTOMS_INDEX,
-            SIGNATURES_INDEX,
-        ]
+        return [src_uri for sources, _ in self._page_kinds() for src_uri in sources]
 
     def page(self, src_uri: str) -> Page:
         """One page by its source path (the live preview renders only what changed)."""
-        fixed = {
-            HOME: self.home_page,
-            ENTRY_FORMAT: self.format_page,
-            TAGS_INDEX: lambda: self._render("tags.md.j2", TAGS_INDEX),
-            CATEGORIES_INDEX: lambda: self._render("categories.md.j2", CATEGORIES_INDEX),
-            SYMPTOMS_INDEX: lambda: self._render("symptoms.md.j2", SYMPTOMS_INDEX),
-            SIGNATURES_INDEX: lambda: self._render("signatures.md.j2", SIGNATURES_INDEX),
-        }
-        if src_uri in fixed:
-            return fixed[src_uri]()
-        kind, key, _ = src_uri.split("/")
-        return {"failures": self.entry_page, "tags": self.tag_page, "categories": self.category_page}[kind](key)
+        for sources, render in self._page_kinds():
+            if src_uri in sources:
+                return render(src_uri)
+        raise KeyError(src_uri)
 
     def pages_touched_by(self, changed: set[str], before: Encyclopedia) -> tuple[set[str], set[str]]:
         """The pages that show something of the `changed` entries, before or after the change,
@@ -184,17 +187,6 @@ class Renderer:
                 hubs.add(category_src(entry.category))
         existing = set(self.page_sources())
         return entries & existing, hubs & existing
-
-    def hub_pages(self) -> Iterator[Page]:
-        """Every page that lists entries: what must be redone when any entry changes."""
-        yield self._render("tags.md.j2", TAGS_INDEX)
-        for tag in self.encyclopedia.taxonomy.tags:
-            yield self.tag_page(tag)
-        yield self._render("categories.md.j2", CATEGORIES_INDEX)
-        for category in self.encyclopedia.taxonomy.categories:
-            yield self.category_page(category)
-        yield self._render("symptoms.md.j2", SYMPTOMS_INDEX)
-        yield self._render("signatures.md.j2", SIGNATURES_INDEX)
 
     def format_page(self) -> Page:
         """The entry format, documented from the models' JSON Schema so the page cannot drift."""
