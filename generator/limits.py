@@ -1,3 +1,4 @@
 """Limits shared by the validator, the log matcher and the diagnose page."""
 
 MAX_LINE_LENGTH = 4096  # log lines are cut to this many characters before matching
+MATCHES_KEPT = 10  # matched lines kept per signature: enough to show and rank, bounded on any log

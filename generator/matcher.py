@@ -26,14 +26,13 @@ from typing import Any, Protocol
 
 import re2
 
-from .limits import MAX_LINE_LENGTH
+from .limits import MATCHES_KEPT, MAX_LINE_LENGTH
 from .normalise import clean_block, finish_line, normalise_regex, normalise_text, tolerant_regex
 
 BLOCK_BYTES = 64 * 1024  # small: a block where a signature hits is searched again for its lines
 WORKERS = min(4, os.cpu_count() or 1)
 LOOKAHEAD_BLOCKS = 2 * WORKERS
 LONG_LINE_BYTES = 64 * 1024  # a line is cut to 4,096 characters: at most 16 KiB of UTF-8
-MATCHES_KEPT = 10
 LINE_PATTERNS_CACHED = 1024  # matched lines kept per signature (ranking needs only the first)
 _RE2_MEMORY = 256 << 20  # bounds the DFA cache: memory stays flat however long the log
 

@@ -27,10 +27,13 @@ import jinja2
 
 from . import graphs, markdown_text
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
+from .limits import MATCHES_KEPT, MAX_LINE_LENGTH
 from .models import CONTRACT_VERSION, KEY_PATTERN, SEVERITIES, Entry, LiteralSignature, Taxonomy, entry_json_schema
 from .normalise import normalise_regex, normalise_text
 from .regex_subset import required_literal
 from .resources import TEMPLATES_DIR
+from .search import NOISE, STOPWORDS, SYNONYMS
+from .triage import RANK_PATTERNS
 from .urls import (
     CATEGORIES_INDEX,
     DIAGNOSE,
@@ -38,6 +41,7 @@ from .urls import (
     ENTRIES_API,
     ENTRY_FORMAT,
     HOME,
+    SHARED_SCRIPT,
     SIGNATURES_API,
     SIGNATURES_INDEX,
     SYMPTOMS_INDEX,
@@ -206,6 +210,7 @@ class Renderer:
                 SIGNATURES_API, json.dumps(self.signatures_api(), ensure_ascii=False, separators=(",", ":"))
             )
             yield StaticFile(DIAGNOSE_API, json.dumps(self.diagnose_api(), ensure_ascii=False, separators=(",", ":")))
+        yield StaticFile(SHARED_SCRIPT, self.shared_script())
         for former, entry_id in self.encyclopedia.former_ids.items():
             html = self.env.get_template("redirect.html.j2").render(
                 target=f"../{entry_id}/", title=self.encyclopedia.entries[entry_id].title
@@ -304,6 +309,20 @@ class Renderer:
             }
             for ref in self.encyclopedia.signatures
         ]
+
+    def shared_script(self) -> str:
+        """What the browser's matcher and search share with the Python side, generated from it so
+        nothing is copied by hand: line and match limits, rank prefixes, search words."""
+        shared = {
+            "maxLineLength": MAX_LINE_LENGTH,
+            "matchesKept": MATCHES_KEPT,
+            "rankPatterns": [pattern.pattern for pattern in RANK_PATTERNS],
+            "stopwords": sorted(STOPWORDS),
+            "synonyms": {word: list(expansion) for word, expansion in SYNONYMS.items()},
+            "noise": NOISE.pattern,
+        }
+        body = json.dumps(shared, ensure_ascii=False, separators=(",", ":"))
+        return f"/* Generated from generator/ by the site build: do not edit. */\nself.FeShared = {body};\n"
 
     def diagnose_api(self) -> dict:
         """What the diagnose page adds to the signatures: which entry causes which (a cause

@@ -75,7 +75,7 @@ STOPWORDS = frozenset(
 # Common ways of writing a failure that no tag alias spells.
 SYNONYMS = {"oom": ("out", "memory"), "ooms": ("out", "memory"), "nans": ("nan",), "hang": ("hangs",)}
 
-_NOISE = re.compile(
+NOISE = re.compile(
     r"\[(?:rank|Rank|RANK) ?\d+\]:?|\[default\d+\]:"  # rank prefixes
     r"|\b[EWIF]\d{4}\b"  # glog severity and date: E1129
     r"|0x[0-9a-fA-F]+"  # addresses
@@ -90,7 +90,7 @@ _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 def terms(text: str) -> list[str]:
     """The words of a text as search terms: identifiers whole and by their parts, lowercased."""
     found: list[str] = []
-    for identifier in _IDENTIFIER.findall(_NOISE.sub(" ", normalise_text(text))):
+    for identifier in _IDENTIFIER.findall(NOISE.sub(" ", normalise_text(text))):
         whole = identifier.lower()
         parts = [piece for chunk in re.split(r"[._-]", identifier) for piece in _CAMEL.findall(chunk) or [chunk]]
         for term in dict.fromkeys([whole, *(part.lower() for part in parts)]):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from .matcher import Match, Result
 
 # The usual rank prefixes of launchers and of PyTorch / NCCL messages, most specific first.
-_RANK_PATTERNS = [
+RANK_PATTERNS = [
     re.compile(r"\[(?:rank|Rank|RANK) ?([0-9]{1,6})\]"),
     re.compile(r"\[default([0-9]{1,6})\]:"),
     re.compile(r"\b(?:rank|Rank|RANK) ?:? ?([0-9]{1,6})\b"),  # "on rank 3", torchrun's "rank : 3"
@@ -38,7 +38,7 @@ _RANK_PATTERNS = [
 
 def rank_of(line: str) -> int | None:
     """The rank a log line belongs to, or None when it names none."""
-    for pattern in _RANK_PATTERNS:
+    for pattern in RANK_PATTERNS:
         found = pattern.search(line)
         if found:
             return int(found.group(1))

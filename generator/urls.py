@@ -18,6 +18,7 @@ ENTRY_FORMAT = "contributing/entry-format.md"
 ENTRIES_API = "api/entries.json"
 SIGNATURES_API = "api/signatures.json"
 DIAGNOSE_API = "api/diagnose.json"
+SHARED_SCRIPT = "assets/javascripts/shared.js"  # generated: what the browser's scripts share with Python
 
 
 # Each page is an index.md in its own folder: the URL is the folder whatever the key

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from .site_build import FIXTURE_ENTRIES, build, make_project, site_url_prefix
+from .site_build import FIXTURE_ENTRIES, REPO, build, make_project, site_url_prefix
 
 ENTRY_SECTIONS = [
     "What this failure is",
@@ -336,3 +336,19 @@ def test_invalid_entries_stop_the_build_with_located_lines(tmp_path):
     assert "Traceback" not in result.stderr
     assert not (project / "site" / "failures").exists()
     assert not any(path.name.endswith(".md") and "failures" in str(path) for path in (project / "docs").rglob("*"))
+
+
+def test_the_browsers_scripts_share_the_python_sides_limits_and_words(site):
+    """shared.js is generated from generator/ (no copy by hand): the matcher and search read it."""
+    from generator.limits import MATCHES_KEPT, MAX_LINE_LENGTH
+    from generator.search import NOISE, STOPWORDS
+    from generator.triage import RANK_PATTERNS
+
+    text = (site / "assets" / "javascripts" / "shared.js").read_text()
+    shared = json.loads(text.split("self.FeShared = ", 1)[1].rstrip().rstrip(";"))
+    assert (shared["maxLineLength"], shared["matchesKept"]) == (MAX_LINE_LENGTH, MATCHES_KEPT)
+    assert shared["rankPatterns"] == [pattern.pattern for pattern in RANK_PATTERNS]
+    assert set(shared["stopwords"]) == STOPWORDS and shared["noise"] == NOISE.pattern
+    for name in ("diagnose-matcher.js", "search.js"):
+        source = (REPO / "docs" / "assets" / "javascripts" / name).read_text()
+        assert "4096" not in source and "FeShared" in source, name

@@ -1,7 +1,7 @@
 /* Web Worker of the diagnose page: loads the signatures once, then matches each log sent to it.
    Everything stays in this browser tab: the log is never sent anywhere. */
 "use strict";
-importScripts("diagnose-matcher.js");
+importScripts("shared.js", "diagnose-matcher.js");
 
 var matcherPromise = null;
 
