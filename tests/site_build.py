@@ -25,7 +25,7 @@ def make_project(root: Path, entries: Path) -> Path:
     return root / "mkdocs.yml"
 
 
-def build(project: Path, *extra: str) -> subprocess.CompletedProcess:
+def build(project: Path, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(project / "site"), *extra],
@@ -33,7 +33,7 @@ def build(project: Path, *extra: str) -> subprocess.CompletedProcess:
         env=env,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=timeout,
     )
 
 
