@@ -10,9 +10,7 @@ on that entry's page (polled over HTTP every 50 ms). With --full, also measures 
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.synthetic import make_corpus  # noqa: E402
-from tests.site_build import make_project  # noqa: E402
+from tests.site_build import make_project, start_preview  # noqa: E402
 
 PAUSE = 4.0  # seconds between an edit showing and the next edit
 
@@ -51,14 +49,7 @@ def measure(project: Path, mode: list[str], edits: int) -> tuple[float, list[flo
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", *mode, "--dev-addr", f"127.0.0.1:{port}"],
-        cwd=project,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = start_preview(project, mode, port)
     url = f"http://127.0.0.1:{port}/encyclopedia/failures/synthetic-00007/"
     entry = next((project / "entries").rglob("synthetic-00007.yaml"))
     try:

@@ -37,5 +37,17 @@ def build(project: Path, *extra: str, timeout: float = 600) -> subprocess.Comple
     )
 
 
+def start_preview(project: Path, mode: list[str], port: int) -> subprocess.Popen:
+    """`mkdocs serve` on 127.0.0.1:`port` in the background (`mode`: e.g. ["--dirty"])."""
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", *mode, "--dev-addr", f"127.0.0.1:{port}"],
+        cwd=project,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def site_url_prefix() -> str:
     return yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))["repo_url"]

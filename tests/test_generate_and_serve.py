@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
-import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -14,7 +11,7 @@ import urllib.request
 import pytest
 import yaml
 
-from .site_build import FIXTURE_ENTRIES, REPO, make_project
+from .site_build import FIXTURE_ENTRIES, REPO, make_project, start_preview
 from .test_cli import run
 
 pytestmark = pytest.mark.build
@@ -89,14 +86,7 @@ def test_serve_rebuilds_when_an_entry_changes(tmp_path, mode):
     project = tmp_path / "project"
     make_project(project, FIXTURE_ENTRIES)
     port = free_port()
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", *mode, "--dev-addr", f"127.0.0.1:{port}"],
-        cwd=project,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    server = start_preview(project, mode, port)
     base_path = urllib.parse.urlsplit(yaml.safe_load((REPO / "mkdocs.yml").read_text())["site_url"]).path
     base = f"http://127.0.0.1:{port}{base_path}"
     try:

@@ -55,6 +55,18 @@ def environment(empty: Path, **extra: str) -> dict:
     return {**env, "MLFAIL_CACHE_DIR": "/proc/no-cache-here", "HOME": str(empty), **extra}
 
 
+def launched(bin_dir: Path, empty: Path, *args: str) -> subprocess.Popen:
+    """`mlfail ARGS` running in the background, its output readable line by line."""
+    return subprocess.Popen(
+        [str(bin_dir / "mlfail"), *args],
+        cwd=empty,
+        env=environment(empty),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def mlfail(bin_dir: Path, empty: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [str(bin_dir / "mlfail"), *args],
@@ -154,14 +166,7 @@ def test_run_forwards_sigterm_and_exits_with_the_commands_status(installed, empt
         "print('ready', flush=True)\n"
         "time.sleep(60)\n"
     )
-    process = subprocess.Popen(
-        [str(installed / "mlfail"), "run", "--", sys.executable, "-c", script],
-        cwd=empty,
-        env=environment(empty),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = launched(installed, empty, "run", "--", sys.executable, "-c", script)
     assert process.stdout is not None
     assert process.stdout.readline() == "ready\n"
     process.send_signal(signal.SIGTERM)
@@ -172,14 +177,7 @@ def test_run_forwards_sigterm_and_exits_with_the_commands_status(installed, empt
 
 def test_run_on_match_reports_a_hang_before_the_job_ends(installed, empty):
     script = f"import time; print({WATCHDOG_LINE!r}, flush=True); time.sleep(60)"
-    process = subprocess.Popen(
-        [str(installed / "mlfail"), "run", "--on-match", "--", sys.executable, "-c", script],
-        cwd=empty,
-        env=environment(empty),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = launched(installed, empty, "run", "--on-match", "--", sys.executable, "-c", script)
     assert process.stderr is not None
     try:
         started = time.monotonic()
@@ -195,14 +193,7 @@ def test_run_on_match_reports_a_hang_before_the_job_ends(installed, empty):
 def test_watch_follows_appends_rotation_and_truncation(installed, empty):
     log = empty / "train.log"
     log.write_text("step 1\n")
-    process = subprocess.Popen(
-        [str(installed / "mlfail"), "watch", str(log), "--interval", "0.1"],
-        cwd=empty,
-        env=environment(empty),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = launched(installed, empty, "watch", str(log), "--interval", "0.1")
     assert process.stdout is not None and process.stderr is not None
 
     def next_report() -> str:
