@@ -117,7 +117,7 @@ def _load(entries_arg: str, cache: FileCache | None) -> LoadResult:
         if cached is not None and cached[0] == stamp:
             result = cached[1]
         else:
-            result = _read_entry(path, shown, taxonomy, aliases)
+            result = _read_entry(path, shown, taxonomy, aliases, _top_folder(path, entries_dir))
             if cache is not None:
                 cache[path] = (stamp, result)
         problems.extend(result.problems)
@@ -143,7 +143,14 @@ def _stamp(path: Path) -> tuple[int, int]:
     return (status.st_mtime_ns, status.st_size)
 
 
-def _read_entry(path: Path, shown: str, taxonomy: Taxonomy | None, aliases: dict[str, str]) -> _FileResult:
+def _top_folder(path: Path, entries_dir: Path) -> str | None:
+    parts = path.relative_to(entries_dir).parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def _read_entry(
+    path: Path, shown: str, taxonomy: Taxonomy | None, aliases: dict[str, str], folder: str | None
+) -> _FileResult:
     if path.suffix == ".yml":
         return _FileResult(
             [Problem(shown, 1, 1, FILE_FIELD, "entries are named <id>.yaml; rename the file")], None, None, set()
@@ -153,7 +160,7 @@ def _read_entry(path: Path, shown: str, taxonomy: Taxonomy | None, aliases: dict
         return _FileResult(document.problems, None, None, set())
     located = Located(shown, document.data)
     entry, model_problems = validate_model(Entry, located)
-    problems = [*document.problems, *model_problems, *check_entry(located, path.stem, taxonomy, aliases)]
+    problems = [*document.problems, *model_problems, *check_entry(located, path.stem, taxonomy, aliases, folder)]
     if entry is None:
         return _FileResult(problems, None, None, _claimed_ids(document.data))
     return _FileResult(problems, entry, CorpusLocated(located), set())

@@ -210,18 +210,57 @@ def tag_aliases(taxonomy: Taxonomy) -> dict[str, str]:
     return {alias: key for key, tag in taxonomy.tags.items() for alias in tag.aliases or ()}
 
 
-def check_entry(located: Located, stem: str, taxonomy: Taxonomy | None, aliases: dict[str, str]) -> Iterator[Problem]:
+MIN_SYMPTOMS = 2  # one row cannot tell causes apart
+
+
+def check_entry(
+    located: Located, stem: str, taxonomy: Taxonomy | None, aliases: dict[str, str], folder: str | None = None
+) -> Iterator[Problem]:
     """Rules beyond one field. They read the raw data, so they also run when the
-    model rejected some other field: one run shows every problem of the file."""
+    model rejected some other field: one run shows every problem of the file.
+
+    `folder` is the entry's top folder under the entries folder (None at the top)."""
     data = located.data
     entry_id = data.get("id")
     if isinstance(entry_id, str) and entry_id != stem:
         yield located.problem(("id",), f"id '{entry_id}' must equal the file name '{stem}.yaml'; rename one of them")
     yield from _check_causes(data, located)
+    yield from _check_symptom_count(data, located)
     yield from _check_signatures(data, located)
     yield from _check_own_links(data, located)
     if taxonomy is not None:
         yield from _check_taxonomy_keys(data, located, taxonomy, aliases)
+        yield from _check_placement(data, located, taxonomy, folder)
+
+
+def _check_symptom_count(data: dict, located: Located) -> Iterator[Problem]:
+    symptoms = data.get("symptoms")
+    if isinstance(symptoms, list) and 0 < len(symptoms) < MIN_SYMPTOMS:
+        yield located.problem(
+            ("symptoms",),
+            f"lists {len(symptoms)} symptom; give at least {MIN_SYMPTOMS} rows of what one observes, "
+            "each naming the cause it points to, so a reader can tell the causes apart",
+        )
+
+
+def _check_placement(data: dict, located: Located, taxonomy: Taxonomy, folder: str | None) -> Iterator[Problem]:
+    """The folder matches the category; entries of categories that print errors have signatures."""
+    category = data.get("category")
+    if not isinstance(category, str) or category not in taxonomy.categories:
+        return  # reported as an unknown category
+    if folder is not None and folder != category:
+        yield located.problem(
+            ("category",),
+            f"category '{category}' but the file is in the folder '{folder}'; "
+            f"move it to {category}/ (the folder names the category) or change the category",
+        )
+    if "signatures" not in data and not taxonomy.categories[category].signatures_optional:
+        optional = sorted(key for key, info in taxonomy.categories.items() if info.signatures_optional)
+        yield located.problem(
+            ("signatures",),
+            "no signatures: add the error line a log shows (a literal or a regex, with its source), so that "
+            f"`mlfail` and the diagnose page find this entry; only {', '.join(optional) or 'no'} entries may have none",
+        )
 
 
 def _mappings(value: Any) -> Iterator[tuple[int, dict]]:
@@ -377,10 +416,19 @@ def check_taxonomy(taxonomy: Taxonomy, located: Located) -> Iterator[Problem]:
 def check_corpus(
     entries: Sequence[tuple[Entry, Located | CorpusLocated]], invalid_ids: AbstractSet[str] = frozenset()
 ) -> Iterator[Problem]:
-    """Uniqueness of ids and former ids, and relations that resolve.
+    """Uniqueness of ids and former ids, relations that resolve, and no entry left unlinked.
 
     `invalid_ids` are the ids of files that failed validation: a link to one of
     them is not reported again, since the broken file already has its errors."""
+    problems = list(_check_ids_and_relations(entries, invalid_ids))
+    yield from problems
+    if not problems and not invalid_ids:  # an island is only known once every link resolves
+        yield from _check_connected(entries)
+
+
+def _check_ids_and_relations(
+    entries: Sequence[tuple[Entry, Located | CorpusLocated]], invalid_ids: AbstractSet[str]
+) -> Iterator[Problem]:
     owner: dict[str, tuple[Entry, Located | CorpusLocated]] = {}
     for entry, located in entries:
         if entry.id in owner:
@@ -403,6 +451,15 @@ def check_corpus(
                     ("former_ids", index), f"former id '{former}' is also claimed by {former_owner[former]}"
                 )
             former_owner.setdefault(former, entry.id)
+    yield from _check_relations(entries, owner, former_owner, invalid_ids)
+
+
+def _check_relations(
+    entries: Sequence[tuple[Entry, Located | CorpusLocated]],
+    owner: dict[str, tuple[Entry, Located | CorpusLocated]],
+    former_owner: dict[str, str],
+    invalid_ids: AbstractSet[str],
+) -> Iterator[Problem]:
     known = set(owner) | set(former_owner) | set(invalid_ids)
     for entry, located in entries:
         own = {entry.id, *(entry.former_ids or ())}
@@ -416,6 +473,22 @@ def check_corpus(
             elif former_owner.get(relation.id, relation.id) == entry.id:
                 yield located.problem(("related", index, "id"), "an entry cannot be related to itself")
     yield from _check_resolved_duplicates(entries, former_owner)
+
+
+def _check_connected(entries: Sequence[tuple[Entry, Located | CorpusLocated]]) -> Iterator[Problem]:
+    """Every entry links to a neighbour or is linked from one: pages are reached through
+    their neighbours, and an island is found only by search."""
+    if len(entries) < 2:
+        return
+    former_owner = {former: entry.id for entry, _ in entries for former in entry.former_ids or ()}
+    linked = {former_owner.get(relation.id, relation.id) for entry, _ in entries for relation in entry.related or ()}
+    for entry, located in entries:
+        if not entry.related and entry.id not in linked:
+            yield located.problem(
+                ("id",),
+                "no entry is related to this one and it names none; add a `related` entry "
+                "(co-occurs, causes, caused-by, similar or see-also) to the failure closest to it",
+            )
 
 
 def _check_resolved_duplicates(

@@ -358,7 +358,17 @@ def _syntax_problem(error: yaml.MarkedYAMLError, text: str) -> YamlProblem:
         return YamlProblem(Mark(line, column), "tab character in indentation; YAML allows only spaces there")
     parts = [part for part in (error.context, error.problem) if part]
     message = "; ".join(parts) if parts else "invalid YAML"
-    return YamlProblem(Mark(line, column), f"invalid YAML: {message}")
+    return YamlProblem(Mark(line, column), f"invalid YAML: {message}{_syntax_hint(message)}")
+
+
+_SYNTAX_HINTS = {
+    # The usual cause: text such as `fix: set x: 1` or `error: foo` written without quotes.
+    "mapping values are not allowed": "; a ': ' inside unquoted text starts a mapping, so put the value in quotes",
+}
+
+
+def _syntax_hint(message: str) -> str:
+    return next((hint for phrase, hint in _SYNTAX_HINTS.items() if phrase in message), "")
 
 
 def _reader_problem(error: yaml.reader.ReaderError, text: str) -> YamlProblem:

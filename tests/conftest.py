@@ -25,6 +25,7 @@ categories:
   performance:
     title: Performance
     description: Slow runs.
+    signatures_optional: true
 tags:
   deepspeed:
     title: DeepSpeed

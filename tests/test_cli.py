@@ -27,7 +27,7 @@ def test_validate_ok(corpus):
 
 def test_validate_reports_every_problem_sorted_with_paths_as_given(corpus):
     corpus.entry("b-entry", severity="huge", tags="[zero3]")
-    corpus.entry("a-entry", folder="performance", symtoms="[]")
+    corpus.entry("a-entry", folder="performance", category="performance", symtoms="[]")
     corpus.write("memory/broken.yaml", "id: [\n")
     result = run("validate", "entries", cwd=corpus.root.parent)
     assert result.returncode == 1

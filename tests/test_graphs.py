@@ -98,7 +98,10 @@ def test_a_crowded_hub_draws_only_its_most_severe_failures(corpus):
     count = MAX_HUB_NODES + 7
     for number in range(count):
         severity = "critical" if number < 5 else "low"
-        corpus.entry(f"crowded-{number:02d}", severity=severity)
+        neighbour = f"crowded-{(number + 1) % count:02d}"
+        corpus.entry(
+            f"crowded-{number:02d}", severity=severity, related=f"\n  - id: {neighbour}\n    relation: similar"
+        )
     encyclopedia = load_encyclopedia(corpus.root).encyclopedia
     entries = list(encyclopedia.entries.values())
     graph = hub_graph(encyclopedia, entries)

@@ -149,7 +149,7 @@ def test_id_must_equal_file_stem(corpus):
 
 def test_duplicate_ids_name_both_files(corpus):
     corpus.entry(folder="memory")
-    corpus.entry(folder="performance")
+    corpus.entry(folder="performance", category="performance")
     problems = check(corpus)
     assert len(problems) == 2
     assert "performance/cuda-oom-example.yaml" in problems[0].message
@@ -162,7 +162,7 @@ def test_severity_enum(corpus):
 
 
 def test_cause_reference_must_exist(corpus):
-    corpus.entry(symptoms="\n  - symptom: OOM.\n    cause: big-batchh")
+    corpus.entry(symptoms="\n  - symptom: OOM.\n    cause: big-batchh\n  - symptom: Slow.\n    cause: prefetch")
     problem = only(corpus)
     assert problem.field == "symptoms[0].cause"
     assert "did you mean 'big-batch'" in problem.message
@@ -172,7 +172,7 @@ def test_cause_reference_must_exist(corpus):
 def test_cause_ids_unique(corpus):
     corpus.entry(
         causes="\n  - id: a\n    text: A.\n    fix: F.\n  - id: a\n    text: B.\n    fix: G.",
-        symptoms="\n  - symptom: S.\n    cause: a",
+        symptoms="\n  - symptom: S.\n    cause: a\n  - symptom: T.\n    cause: a",
     )
     assert only(corpus).field == "causes[1].id"
 
@@ -273,6 +273,74 @@ def test_former_id_claimed_twice(corpus):
     corpus.entry("a-entry", former_ids="[old]")
     corpus.entry("b-entry", former_ids="[old]")
     assert only(corpus).field == "former_ids[0]"
+
+
+# -- the content bar: the rules CI enforces are validate's rules ----------------------------
+
+
+def test_one_symptom_is_not_enough(corpus):
+    corpus.entry(symptoms="\n  - symptom: OOM.\n    cause: big-batch")
+    problem = only(corpus)
+    assert problem.field == "symptoms" and "at least 2" in problem.message
+
+
+def test_an_entry_that_prints_errors_needs_signatures(corpus):
+    corpus.entry(signatures=None)
+    problem = only(corpus)
+    assert problem.field == "signatures" and "only performance entries may have none" in problem.message
+
+
+def test_a_category_can_let_its_entries_go_without_signatures(corpus):
+    corpus.entry(folder="performance", category="performance", signatures=None)
+    assert check(corpus) == []
+
+
+def test_the_folder_names_the_category(corpus):
+    corpus.entry(folder="performance")  # category: memory
+    problem = only(corpus)
+    assert problem.field == "category" and source_at(problem) == "memory"
+    assert "in the folder 'performance'; move it to memory/" in problem.message
+
+
+def test_an_entry_at_the_top_of_the_folder_may_have_any_category(corpus):
+    corpus.write("cuda-oom-example.yaml", entry_yaml())
+    assert check(corpus) == []
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        {
+            "fix": "\n  summary: Lower it.\n  code:\n    - label: Py\n      language: python\n      source: |\n        x = 1  # TODO"
+        },
+        {"mechanism": "The allocator fails (TODO, explain)."},
+        {"signatures": f"\n  - regex: 'TODO|fail'\n    source: {SOURCE}\n    examples: ['it did fail']"},
+    ],
+)
+def test_a_todo_anywhere_fails(corpus, override):
+    corpus.entry(**override)
+    assert "TODO placeholder" in only(corpus).message
+
+
+def test_a_colon_in_unquoted_text_says_to_quote_it(corpus):
+    corpus.entry(mechanism="The allocator says: no free block.")
+    problem = only(corpus)
+    assert "mapping values are not allowed" in problem.message
+    assert "put the value in quotes" in problem.message
+
+
+def test_an_entry_nothing_links_to_is_reported_once_links_resolve(corpus):
+    corpus.entry("a-entry")
+    corpus.entry("b-entry", related="\n  - id: a-entry\n    relation: similar")
+    corpus.entry("c-entry")
+    problem = only(corpus)
+    assert problem.path.endswith("c-entry.yaml") and problem.field == "id"
+    assert "add a `related` entry" in problem.message
+
+
+def test_a_single_entry_needs_no_neighbour(corpus):
+    corpus.entry()
+    assert check(corpus) == []
 
 
 # -- signatures --------------------------------------------------------------------------
