@@ -7,11 +7,12 @@ matched), 2 a usage error or a folder/file that cannot be used.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .problems import EntriesFolderError
 
@@ -53,11 +54,12 @@ def _parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="check every entry; one line per problem")
     validate.add_argument(
-        "entries",
-        nargs="?",
-        default=DEFAULT_ENTRIES,
-        metavar="ENTRIES_DIR",
-        help="folder of entries, with taxonomy.yaml at its top (default: entries)",
+        "paths",
+        nargs="*",
+        default=[DEFAULT_ENTRIES],
+        metavar="PATH",
+        help="a folder of entries with taxonomy.yaml at its top (default: entries), or entry files, "
+        "each checked against the whole folder it belongs to",
     )
     validate.add_argument(
         "--format", choices=("text", "github"), default="text", help="'github' prints GitHub Actions annotations"
@@ -67,7 +69,9 @@ def _parser() -> argparse.ArgumentParser:
     new = commands.add_parser("new", help="write a scaffold for a new entry")
     new.add_argument("id", help="the new entry's id, e.g. nccl-watchdog-timeout")
     new.add_argument("--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)")
-    new.add_argument("--category", metavar="FOLDER", help="sub-folder to write into, e.g. memory")
+    new.add_argument(
+        "--category", metavar="KEY", help="the entry's category (a key of taxonomy.yaml), also its folder, e.g. memory"
+    )
     new.set_defaults(run=_new)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of an entry")
@@ -149,9 +153,54 @@ def load_or_report(entries: str, output_format: str = "text") -> LoadResult:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    result = load_or_report(args.entries, args.format)
-    print(_summary(result), file=sys.stderr if args.format == "github" else sys.stdout)
-    return EXIT_OK if result.ok else EXIT_INVALID
+    summary_stream = sys.stderr if args.format == "github" else sys.stdout
+    folders = [path for path in args.paths if Path(path).is_dir()]
+    if folders:
+        if len(args.paths) > 1:
+            raise UsageError("give one folder of entries, or entry files")
+        result = load_or_report(folders[0], args.format)
+        print(_summary(result), file=summary_stream)
+        return EXIT_OK if result.ok else EXIT_INVALID
+    return _validate_files(args.paths, args.format, summary_stream)
+
+
+def _validate_files(paths: list[str], output_format: str, summary_stream: Any) -> int:
+    """Each file's problems, found by loading the whole folder it belongs to (ids and links
+    are checked across entries), printed with the path as given."""
+    from .loading import load_encyclopedia
+
+    by_root: dict[Path, dict[str, str]] = {}
+    for path in paths:
+        if not Path(path).is_file():
+            raise UsageError(f"{path}: no such file or folder")
+        root = _root_of(Path(os.path.abspath(path)))
+        by_root.setdefault(root, {})[os.path.abspath(path)] = path
+    shown = 0
+    for root, files in by_root.items():
+        result = load_encyclopedia(root)
+        for problem in result.problems:
+            given = files.get(os.path.abspath(problem.path))
+            if given is not None:
+                problem = dataclasses.replace(problem, path=given)
+                print(problem.format_github() if output_format == "github" else problem.format())
+                shown += 1
+    if shown:
+        checked = sum(len(files) for files in by_root.values())
+        print(f"FAILED: {_count(shown, 'problem')} in {_count(checked, 'file')} checked", file=summary_stream)
+        return EXIT_INVALID
+    print(f"OK: {_count(sum(len(files) for files in by_root.values()), 'entry')} valid", file=summary_stream)
+    return EXIT_OK
+
+
+def _root_of(path: Path) -> Path:
+    from .loading import TAXONOMY_FILE, entries_root
+
+    if path.suffix not in (".yaml", ".yml"):
+        raise UsageError(f"{path}: an entry is a .yaml file")
+    root = entries_root(path)
+    if root is None:
+        raise UsageError(f"{path}: not inside a folder of entries (no {TAXONOMY_FILE} in a parent folder)")
+    return root
 
 
 def _summary(result: LoadResult) -> str:
@@ -178,20 +227,39 @@ def _new(args: argparse.Namespace) -> int:
         TypeAdapter(Key).validate_python(args.id)
     except ValidationError as error:
         raise UsageError(f"cannot be an id: {error.errors()[0]['msg']}") from None
-    folder = Path(args.entries, args.category) if args.category else Path(args.entries)
     if not Path(args.entries).is_dir():
         raise UsageError(f"{args.entries}: no such folder")
+    if args.category:
+        _known_category(args.entries, args.category)
+    folder = Path(args.entries, args.category) if args.category else Path(args.entries)
     existing = sorted(Path(args.entries).rglob(f"{args.id}.yaml"))
     if existing:
         raise UsageError(f"{existing[0]} already exists; refusing to overwrite it")
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{args.id}.yaml"
     schema = os.path.relpath(SCHEMA_FILE.resolve(), target.parent.resolve())
-    text = render_scaffold(args.id, Path(schema).as_posix())
+    text = render_scaffold(args.id, Path(schema).as_posix(), args.category)
     with open(target, "x", encoding="utf-8") as handle:  # "x": never overwrite, even in a race
         handle.write(text)
-    print(f"wrote {target.as_posix()}; fill in every TODO, then run: python -m generator validate {args.entries}")
+    print(f"wrote {target.as_posix()}; fill in every TODO, then run: python -m generator validate {target.as_posix()}")
     return EXIT_OK
+
+
+def _known_category(entries: str, category: str) -> None:
+    """Refuse a category the taxonomy does not have, rather than create a stray folder."""
+    from .loading import TAXONOMY_FILE, load_taxonomy
+    from .validation import suggest
+
+    taxonomy, problems = load_taxonomy(entries)
+    if taxonomy is None:
+        detail = problems[0].format() if problems else f"{entries}/{TAXONOMY_FILE} cannot be read"
+        raise UsageError(f"cannot check --category against the taxonomy: {detail}")
+    if category not in taxonomy.categories:
+        known = ", ".join(sorted(taxonomy.categories))
+        raise UsageError(
+            f"unknown category '{category}'{suggest(category, taxonomy.categories)} (categories: {known}; "
+            f"a new one is added to {entries}/{TAXONOMY_FILE} first)"
+        )
 
 
 # -- generate -----------------------------------------------------------------------------

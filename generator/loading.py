@@ -173,6 +173,18 @@ def _claimed_ids(data: dict) -> set[str]:
     return {value for value in claimed if isinstance(value, str)}
 
 
+def load_taxonomy(entries_arg: str | os.PathLike) -> tuple[Taxonomy | None, list[Problem]]:
+    """The taxonomy of a folder of entries alone (for `new`), with its problems."""
+    problems: list[Problem] = []
+    taxonomy = _load_taxonomy(os.fspath(entries_arg), Path(entries_arg), problems)
+    return taxonomy, problems
+
+
+def entries_root(path: Path) -> Path | None:
+    """The folder of entries a file belongs to: the nearest parent holding the taxonomy."""
+    return next((folder for folder in path.parents if (folder / TAXONOMY_FILE).is_file()), None)
+
+
 def _load_taxonomy(entries_arg: str, entries_dir: Path, problems: list[Problem]) -> Taxonomy | None:
     path = entries_dir / TAXONOMY_FILE
     shown = display_path(entries_arg, path, entries_dir)

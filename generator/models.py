@@ -89,7 +89,9 @@ def _parse_date(value: Any) -> Any:
     if isinstance(value, dt.date):
         return value
     if isinstance(value, str) and value.startswith(PLACEHOLDER):
-        raise PydanticCustomError("placeholder", "still holds the placeholder written by `new`; replace it")
+        raise PydanticCustomError(
+            "placeholder", "still holds the placeholder written by `new`; write the date of your review, YYYY-MM-DD"
+        )
     if not isinstance(value, str) or not _DATE_RE.match(value.strip()):
         raise PydanticCustomError("date_format", "must be a date YYYY-MM-DD, without a time")
     try:

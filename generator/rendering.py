@@ -118,8 +118,11 @@ def source_label(url: str) -> str:
     return f"{host} · {segments[-1]}" if segments else host
 
 
-def render_scaffold(entry_id: str, schema_path: str, templates_dir: Path = TEMPLATES_DIR) -> str:
-    return environment(templates_dir).get_template("new-entry.yaml.j2").render(id=entry_id, schema_path=schema_path)
+def render_scaffold(
+    entry_id: str, schema_path: str, category: str | None = None, templates_dir: Path = TEMPLATES_DIR
+) -> str:
+    template = environment(templates_dir).get_template("new-entry.yaml.j2")
+    return template.render(id=entry_id, schema_path=schema_path, category=category)
 
 
 class Renderer:

@@ -114,8 +114,25 @@ def validate_model(model: type[ModelT], located: Located) -> tuple[ModelT | None
     try:
         return model.model_validate(located.data), []
     except ValidationError as error:
-        problems = [_translate(located, dict(item)) for item in error.errors(include_url=False)]
-        return None, problems
+        errors = _merge_misspellings([dict(item) for item in error.errors(include_url=False)])
+        return None, [_translate(located, item) for item in errors]
+
+
+def _merge_misspellings(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A misspelt required field (`symtoms`) is one mistake, not an unknown field plus a
+    missing one: keep the unknown field's error, which points at the typo."""
+    missing = {_clean_loc(error["loc"]): error for error in errors if error["type"] == "missing"}
+    merged = []
+    for error in errors:
+        loc = _clean_loc(error["loc"])
+        if error["type"] == "extra_forbidden" and loc:
+            siblings = [other[-1] for other in missing if other[:-1] == loc[:-1]]
+            close = difflib.get_close_matches(str(loc[-1]), [str(name) for name in siblings], n=1, cutoff=0.7)
+            if close:
+                error = {**error, "meant": close[0]}
+                missing.pop((*loc[:-1], close[0]), None)
+        merged.append(error)
+    return [error for error in merged if error["type"] != "missing" or _clean_loc(error["loc"]) in missing]
 
 
 def _translate(located: Located, error: dict[str, Any]) -> Problem:
@@ -123,12 +140,19 @@ def _translate(located: Located, error: dict[str, Any]) -> Problem:
     kind = error["type"]
     value = error.get("input")
     if kind == "missing":
-        return located.problem(loc, f"required field '{loc[-1]}' is missing")
+        return located.problem(loc, f"required field '{loc[-1]}' is missing{_MISSING_HINTS.get(str(loc[-1]), '')}")
+    if kind == "extra_forbidden" and "meant" in error:
+        return located.problem(
+            loc, f"unknown field '{loc[-1]}'; did you mean '{error['meant']}'? (a required field)", at_key=True
+        )
     if kind == "extra_forbidden":
         return located.problem(loc, _unknown_field(str(loc[-1])), at_key=True)
     if error["loc"] and error["loc"][-1] == "[key]":
         return located.problem(loc, error["msg"], at_key=True)
     return located.problem(loc, _message(kind, value, error))
+
+
+_MISSING_HINTS = {"reviewed": "; add the date of your review, e.g. reviewed: 2026-12-01 (YYYY-MM-DD)"}
 
 
 def _unknown_field(name: str) -> str:

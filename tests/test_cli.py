@@ -107,7 +107,42 @@ def test_new_writes_a_scaffold_that_fails_until_filled(corpus):
     flagged = {
         line.split(": error: ")[1].split(":")[0] for line in check.stdout.splitlines() if "my-new-failure" in line
     }
-    assert {"title", "summary", "category", "severity", "mechanism", "reviewed", "references[0].url"} <= flagged
+    assert {
+        "title",
+        "summary",
+        "severity",
+        "mechanism",
+        "reviewed",
+        "references[0].url",
+        "fix.code[0].source",
+    } <= flagged
+    assert "\ncategory: memory " in text and "category" not in flagged
+
+
+def test_new_refuses_an_unknown_category_with_the_known_ones(corpus):
+    result = run("new", "my-new-failure", "--category", "memroy", cwd=corpus.root.parent)
+    assert result.returncode == 2
+    assert "unknown category 'memroy'; did you mean 'memory'? (categories: memory, performance;" in result.stderr
+    assert not (corpus.root / "memroy").exists()
+
+
+def test_validate_files_checks_them_against_their_whole_folder(corpus):
+    corpus.entry("a-entry", related="\n  - id: b-entri\n    relation: similar")
+    corpus.entry("b-entry")
+    corpus.entry("c-entry", severity="huge", related="\n  - id: a-entry\n    relation: similar")
+    inside = corpus.root / "memory"
+    result = run("validate", "a-entry.yaml", "b-entry.yaml", cwd=inside)
+    assert result.returncode == 1
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("a-entry.yaml:") and "no entry has the id 'b-entri'" in lines[0]
+    assert lines[1:] == ["FAILED: 1 problem in 2 files checked"], "c-entry's problem is not among the files named"
+    assert run("validate", "b-entry.yaml", cwd=inside).stdout.strip() == "OK: 1 entry valid"
+
+
+def test_validate_refuses_a_file_outside_a_folder_of_entries(tmp_path):
+    (tmp_path / "x.yaml").write_text("id: x\n")
+    result = run("validate", "x.yaml", cwd=tmp_path)
+    assert result.returncode == 2 and "no taxonomy.yaml in a parent folder" in result.stderr
 
 
 def test_new_refuses_to_overwrite(corpus):

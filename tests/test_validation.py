@@ -322,6 +322,18 @@ def test_a_todo_anywhere_fails(corpus, override):
     assert "TODO placeholder" in only(corpus).message
 
 
+def test_a_misspelt_required_field_is_one_problem(corpus):
+    corpus.entry(symptoms=None, symtoms="\n  - symptom: S.\n    cause: big-batch")
+    problem = only(corpus)
+    assert problem.field == "symtoms" and source_at(problem).startswith("symtoms:")
+    assert "did you mean 'symptoms'? (a required field)" in problem.message
+
+
+def test_a_missing_review_date_gives_its_format(corpus):
+    corpus.entry(reviewed=None)
+    assert "(YYYY-MM-DD)" in only(corpus).message
+
+
 def test_a_colon_in_unquoted_text_says_to_quote_it(corpus):
     corpus.entry(mechanism="The allocator says: no free block.")
     problem = only(corpus)
