@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import gzip
 import http.server
+import io
 import shutil
 import threading
 from contextlib import contextmanager
@@ -36,10 +38,33 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _GzipHandler(_QuietHandler):
+    """Compresses text with gzip when the browser accepts it, as static hosts (GitHub Pages,
+    Netlify, nginx's gzip_static) do; Pagefind's own files are already compressed."""
+
+    COMPRESSED = (".html", ".css", ".js", ".json", ".xml", ".svg", ".txt", ".map")
+
+    def send_head(self):
+        path = Path(self.translate_path(self.path))
+        if path.is_dir() and self.path.split("?")[0].endswith("/"):
+            path = path / "index.html"
+        wants_gzip = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (wants_gzip and path.suffix in self.COMPRESSED and path.is_file()):
+            return super().send_head()  # also the redirect of a folder without its slash, and 404s
+        body = gzip.compress(path.read_bytes(), compresslevel=6)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+
 @contextmanager
-def serve(directory: Path):
-    """Serve a built site on a free port of 127.0.0.1; yields its base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(directory))
+def serve(directory: Path, compress: bool = False):
+    """Serve a built site on a free port of 127.0.0.1; yields its base URL. With `compress`,
+    text is sent gzip-compressed as a real host sends it (bench/search.py)."""
+    handler = functools.partial(_GzipHandler if compress else _QuietHandler, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
