@@ -7,21 +7,30 @@ VENV := .venv
 SITE_DIR := site
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+CORE_STAMP := $(VENV)/.core-stamp
 HOST ?= 127.0.0.1
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export NO_MKDOCS_2_WARNING := 1
 PORT ?= 8000
 
-.PHONY: site test lint serve serve-full validate schema bench clean browser check-pythons
+.PHONY: site test lint serve serve-full validate schema bench clean browser check-pythons hooks venv
 
-# Re-install whenever the project's dependencies change.
+# Re-install whenever the project's dependencies change. $(STAMP): everything (site, tests, lint);
+# $(CORE_STAMP): only what validating entries needs, for `make validate` and the commit hook.
 $(STAMP): pyproject.toml constraints.txt
+	@$(MAKE) --no-print-directory venv
+	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[site,test,lint]'
+	@touch $(STAMP) $(CORE_STAMP)
+
+$(CORE_STAMP): pyproject.toml constraints.txt
+	@$(MAKE) --no-print-directory venv
+	$(PY) -m pip install --quiet --constraint constraints.txt --editable .
+	@touch $(CORE_STAMP)
+
+venv:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python $(MIN_PYTHON) or newer, or run make PYTHON=/path/to/python3"; exit 1; }
 	@$(PYTHON) -c 'import sys; need = tuple(map(int, "$(MIN_PYTHON)".split("."))); v = sys.version_info[:3]; 	sys.exit(None if v >= need else "Python $(MIN_PYTHON) or newer is needed, but $(PYTHON) is %d.%d.%d: install a newer one (python.org, pyenv, uv python install, or your distribution'"'"'s python3.12) and run: make PYTHON=python3.12 ..." % v)'
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[site,test,lint]'
-	@touch $(STAMP)
+	@[ -x $(PY) ] || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install --quiet --upgrade pip; }
 
 site: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict --site-dir $(SITE_DIR)
@@ -59,8 +68,13 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check generator tests bench
 	$(VENV)/bin/mypy
 
-validate: $(STAMP)
+validate: $(CORE_STAMP)
 	$(PY) -m generator validate entries
+
+# The commit hook of .githooks/: validates staged entries and lints staged code with .venv/'s tools.
+hooks: $(CORE_STAMP)
+	git config core.hooksPath .githooks
+	@echo "pre-commit hook installed (.githooks/pre-commit); 'git config --unset core.hooksPath' removes it."
 
 schema: $(STAMP)
 	$(PY) -m generator schema > schema/entry.schema.json

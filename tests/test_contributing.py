@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import yaml
 
 from .site_build import REPO
@@ -35,10 +40,38 @@ def test_links_are_checked_weekly_and_never_on_pull_requests():
     assert "check-links" in steps_text(flow["jobs"]["links"])
 
 
-def test_pre_commit_hook_runs_the_validator():
+def test_pre_commit_config_uses_the_projects_venv():
     config = yaml.safe_load((REPO / ".pre-commit-config.yaml").read_text())
     hook = config["repos"][0]["hooks"][0]
-    assert hook["entry"] == "python -m generator validate entries" and hook["files"] == "^entries/"
+    assert hook["entry"] == ".venv/bin/python -m generator validate entries" and hook["files"] == "^entries/"
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(repo), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_commit_hook_stops_an_invalid_entry_without_an_activated_venv(tmp_path, corpus):
+    """A clone with .venv/ but nothing on PATH from it: `make hooks`' hook validates staged entries."""
+    entry = corpus.entry()
+    repo = tmp_path / "clone"
+    shutil.copytree(corpus.root.parent, repo)
+    shutil.copytree(REPO / ".githooks", repo / ".githooks")
+    (repo / ".venv").symlink_to(Path(sys.prefix))
+    _git(repo, "init", "-q")
+    assert _git(repo, "config", "core.hooksPath", ".githooks").returncode == 0
+    (repo / "entries" / entry.relative_to(corpus.root)).write_text(
+        entry.read_text().replace("severity: high", "severity: huge")
+    )
+    _git(repo, "add", "entries")
+    refused = _git(repo, "commit", "-q", "-m", "new entry")
+    assert refused.returncode != 0
+    assert "entries/memory/cuda-oom-example.yaml:5:11: error: severity:" in refused.stdout + refused.stderr
+    (repo / "entries" / entry.relative_to(corpus.root)).write_text(entry.read_text())
+    _git(repo, "add", "entries")
+    accepted = _git(repo, "commit", "-q", "-m", "new entry")
+    assert accepted.returncode == 0, accepted.stdout + accepted.stderr
 
 
 def test_contributing_and_template_walk_through_the_workflow():
