@@ -52,13 +52,6 @@ def measure(count: int) -> str:
     )
 
 
-# Bytes of everything the page fetched (the document included), from Resource Timing:
-# encodedBodySize as sent, decodedBodySize once uncompressed.
-_FETCHED = """() => performance.getEntries()
-    .filter((entry) => "encodedBodySize" in entry)
-    .reduce((sums, entry) => [sums[0] + entry.encodedBodySize, sums[1] + entry.decodedBodySize], [0, 0])"""
-
-
 def _visits(base_url: str) -> list[tuple[tuple[int, int], tuple[int, int], float]]:
     """Three first visits (empty caches): (sent, uncompressed) bytes for the home page and for
     the first query, and seconds from the first key press to the first result."""
@@ -69,21 +62,35 @@ def _visits(base_url: str) -> list[tuple[tuple[int, int], tuple[int, int], float
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for _ in range(3):
             context = browser.new_context()
-            context.add_init_script("performance.setResourceTimingBufferSize(100000)")
             page = context.new_page()
+            responses: list = []  # Pagefind's worker fetches are reported on the page too
+            page.on("response", responses.append)
             page.goto(base_url, wait_until="networkidle")
-            load = page.evaluate(_FETCHED)
+            page.wait_for_timeout(500)  # lets every response event of the load arrive
+            loaded = len(responses)
             page.click(".md-search__input")
             started = time.perf_counter()
             page.keyboard.type(QUERY, delay=30)
             page.wait_for_selector("[data-fe-search][data-state=done] .md-search-result__item", timeout=60_000)
             seconds = time.perf_counter() - started - 0.03 * (len(QUERY) - 1)  # from the first key press
             page.wait_for_load_state("networkidle")
-            total = page.evaluate(_FETCHED)
-            rows.append(((load[0], load[1]), (total[0] - load[0], total[1] - load[1]), seconds))
+            page.wait_for_timeout(500)
+            rows.append((_bytes(responses[:loaded]), _bytes(responses[loaded:]), seconds))
             context.close()
         browser.close()
     return rows
+
+
+def _bytes(responses: list) -> tuple[int, int]:
+    """Body bytes as sent (compressed when the server compressed them) and once decoded."""
+    sent = sum(response.request.sizes()["responseBodySize"] for response in responses)
+    decoded = 0
+    for response in responses:
+        try:
+            decoded += len(response.body())
+        except Exception:  # a redirect has no body
+            pass
+    return sent, decoded
 
 
 def main() -> None:
