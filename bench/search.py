@@ -14,10 +14,12 @@ most 600 KB.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -55,7 +57,7 @@ def measure(count: int) -> str:
 def _visits(base_url: str) -> list[tuple[tuple[int, int], tuple[int, int], float]]:
     """Three first visits (empty caches): (sent, uncompressed) bytes for the home page and for
     the first query, and seconds from the first key press to the first result."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import Response, sync_playwright
 
     rows = []
     with sync_playwright() as playwright:
@@ -63,8 +65,12 @@ def _visits(base_url: str) -> list[tuple[tuple[int, int], tuple[int, int], float
         for _ in range(3):
             context = browser.new_context()
             page = context.new_page()
-            responses: list = []  # Pagefind's worker fetches are reported on the page too
-            page.on("response", responses.append)
+            responses: list[Response] = []  # Pagefind's worker fetches are reported on the page too
+
+            def record(response: Response, responses: list[Response] = responses) -> None:
+                responses.append(response)
+
+            page.on("response", record)
             page.goto(base_url, wait_until="networkidle")
             page.wait_for_timeout(500)  # lets every response event of the load arrive
             loaded = len(responses)
@@ -81,15 +87,13 @@ def _visits(base_url: str) -> list[tuple[tuple[int, int], tuple[int, int], float
     return rows
 
 
-def _bytes(responses: list) -> tuple[int, int]:
+def _bytes(responses: list[Any]) -> tuple[int, int]:
     """Body bytes as sent (compressed when the server compressed them) and once decoded."""
     sent = sum(response.request.sizes()["responseBodySize"] for response in responses)
     decoded = 0
     for response in responses:
-        try:
+        with contextlib.suppress(Exception):  # a redirect has no body
             decoded += len(response.body())
-        except Exception:  # a redirect has no body
-            pass
     return sent, decoded
 
 
