@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar
 
+import re2
 from pydantic import BaseModel, ValidationError
 
 from .limits import MAX_LINE_LENGTH
@@ -342,8 +343,7 @@ def _check_signatures(data: dict, located: Located) -> Iterator[Problem]:
         for number, example in _strings(signature.get("examples")):
             loc = ("signatures", index, "examples", number)
             if not matches(example[:MAX_LINE_LENGTH]):
-                what = "does not contain the literal" if "literal" in signature else "is not matched by the regex"
-                yield located.problem(loc, f"this example {what}")
+                yield located.problem(loc, _mismatch(signature, example[:MAX_LINE_LENGTH]))
             elif not as_read(normalise_text(example)[:MAX_LINE_LENGTH]):
                 yield located.problem(loc, _MISSED_AS_NORMALISED)
 
@@ -356,6 +356,49 @@ _MISSED_AS_NORMALISED = (
     "the matcher reads lines without backticks, `**` and extra blanks (a run of blanks is one space), and "
     "read so, this example no longer matches; write the signature for one blank (e.g. ' +' not ' {2}')"
 )
+
+
+def _mismatch(signature: dict, example: str) -> str:
+    """Why an example misses its signature: how far the two agree, and where they part."""
+    if "literal" in signature:
+        literal = signature["literal"]
+        agreed = _longest(len(literal), lambda size: example.find(literal[:size]))
+        told = f"this example does not contain the literal {_quote(literal)}"
+        if agreed == 0:
+            return f"{told}; no part of it, not even its first character"
+        after = example.find(literal[:agreed]) + agreed
+        return (
+            f"{told}; they agree on {_quote(literal[:agreed])}, then the literal has "
+            f"{_quote(literal[agreed:])} where the example has {_quote(example[after:])}"
+        )
+    pattern = signature["regex"]
+    told = f"this example is not matched by the regex {_quote(pattern)}"
+    options = re2.Options()
+    options.log_errors = False  # most cuts are not patterns; RE2 would print each to stderr
+    for size in range(len(pattern) - 1, 0, -1):  # the longest start of the pattern that matches
+        try:
+            found = re2.compile(pattern[:size], options).search(example)  # RE2: linear, whatever the cut
+        except re2.error:
+            continue  # cut inside a group, a class or an escape
+        if found and found.end() > found.start():
+            return (
+                f"{told}; its start {_quote(pattern[:size])} matches {_quote(found.group())}, then "
+                f"{_quote(pattern[size:])} does not match {_quote(example[found.end() :])}"
+            )
+    return f"{told}; not even its first part matches"
+
+
+def _longest(limit: int, position: Callable[[int], int]) -> int:
+    """The largest size up to `limit` whose prefix is found (position >= 0)."""
+    size = 0
+    while size < limit and position(size + 1) >= 0:
+        size += 1
+    return size
+
+
+def _quote(text: str, limit: int = 40) -> str:
+    """Text as written, between backticks (not repr: a pattern's backslashes stay single)."""
+    return f"`{text if len(text) <= limit else text[: limit - 3] + '...'}`"
 
 
 def _kind_loc(signature: dict, index: int) -> Loc:

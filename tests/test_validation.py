@@ -275,6 +275,28 @@ def test_former_id_claimed_twice(corpus):
     assert only(corpus).field == "former_ids[0]"
 
 
+def test_a_literal_its_example_misses_says_where_they_part(corpus):
+    corpus.entry(
+        signatures=f'\n  - literal: "CUDA out of memory. Tried"\n    source: {SOURCE}'
+        '\n    examples: ["torch.OutOfMemoryError: CUDA out of memory; Tried to allocate"]'
+    )
+    message = only(corpus).message
+    assert "does not contain the literal `CUDA out of memory. Tried`" in message
+    assert (
+        "they agree on `CUDA out of memory`, then the literal has `. Tried` where the example has `; Tried" in message
+    )
+
+
+def test_a_regex_its_example_misses_says_how_far_it_matches(corpus):
+    corpus.entry(
+        signatures=f"\n  - regex: 'Tried to allocate [0-9.]+ [KMG]iB \\(GPU'\n    source: {SOURCE}"
+        "\n    examples: ['CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0']"
+    )
+    message = only(corpus).message
+    assert "its start `Tried to allocate [0-9.]+ [KMG]iB` matches `Tried to allocate 2.00 GiB`" in message
+    assert "then ` \\(GPU` does not match `. GPU 0`" in message
+
+
 # -- the content bar: the rules CI enforces are validate's rules ----------------------------
 
 
