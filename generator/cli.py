@@ -74,7 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     new.set_defaults(run=_new)
 
-    schema = commands.add_parser("schema", help="print the JSON Schema of an entry")
+    schema = commands.add_parser("schema", help="print the JSON Schema of an entry, with the taxonomy's keys")
+    schema.add_argument(
+        "--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder whose taxonomy.yaml gives the enums"
+    )
     schema.set_defaults(run=_schema)
 
     generate = commands.add_parser("generate", help="write the generated pages as Markdown files, for any engine")
@@ -464,7 +467,13 @@ def _check_links(args: argparse.Namespace) -> int:
 
 
 def _schema(args: argparse.Namespace) -> int:
+    from .loading import load_taxonomy
     from .models import entry_json_schema
 
-    print(json.dumps(entry_json_schema(), indent=2, ensure_ascii=False))
+    taxonomy, problems = load_taxonomy(args.entries)
+    if taxonomy is None:
+        for problem in problems:
+            print(problem.format(), file=sys.stderr)
+        return EXIT_INVALID
+    print(json.dumps(entry_json_schema(taxonomy), indent=2, ensure_ascii=False))
     return EXIT_OK

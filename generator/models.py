@@ -338,8 +338,13 @@ class Taxonomy(_Model):
     tags: Annotated[dict[Key, TagInfo], Field(min_length=1)]
 
 
-def entry_json_schema() -> dict[str, Any]:
+def entry_json_schema(taxonomy: Taxonomy | None = None) -> dict[str, Any]:
+    """The JSON Schema of an entry; with a taxonomy, its categories and tags as enums, so
+    an editor completes them (and flags a typo) as the contributor types."""
     schema = Entry.model_json_schema()
+    if taxonomy is not None:
+        schema["properties"]["category"]["enum"] = sorted(taxonomy.categories)
+        schema["properties"]["tags"]["items"]["enum"] = sorted(taxonomy.tags)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["description"] = (
         "One failure of the ML training failure encyclopedia. "

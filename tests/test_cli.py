@@ -157,16 +157,23 @@ def test_new_rejects_a_bad_id(corpus):
     assert result.returncode == 2 and "not a valid key" in result.stderr
 
 
-def test_schema_is_json_schema_of_the_model(tmp_path):
-    result = run("schema", cwd=tmp_path)
+def test_schema_is_json_schema_of_the_model(corpus):
+    result = run("schema", cwd=corpus.root.parent)
     assert result.returncode == 0
     schema = json.loads(result.stdout)
     assert schema["type"] == "object"
     assert schema["additionalProperties"] is False
     assert set(schema["required"]) >= {"id", "title", "summary", "causes", "symptoms", "fix", "references", "reviewed"}
     assert "signatures" in schema["properties"] and "signatures" not in schema["required"]
+    assert schema["properties"]["category"]["enum"] == ["memory", "performance"], "the taxonomy's, for editors"
+    assert schema["properties"]["tags"]["items"]["enum"] == ["deepspeed", "oom", "zero-3"]
+
+
+def test_schema_without_a_taxonomy_says_so(tmp_path):
+    result = run("schema", cwd=tmp_path)
+    assert result.returncode == 1 and "taxonomy file is missing" in result.stderr
 
 
 def test_committed_schema_matches_the_models(tmp_path):
     committed = json.loads((REPO / "schema" / "entry.schema.json").read_text())
-    assert committed == json.loads(run("schema", cwd=tmp_path).stdout), "run `make schema` to refresh it"
+    assert committed == json.loads(run("schema", cwd=REPO).stdout), "run `make schema` to refresh it"
