@@ -454,15 +454,24 @@ def _check_taxonomy_keys(
 ) -> Iterator[Problem]:
     category = data.get("category")
     if isinstance(category, str) and _is_key(category) and category not in taxonomy.categories:
-        yield located.problem(("category",), f"unknown category '{category}'{suggest(category, taxonomy.categories)}")
+        hint = suggest(category, taxonomy.categories) or _known_keys("categories", taxonomy.categories)
+        yield located.problem(("category",), f"unknown category '{category}'{hint}")
     tags = [tag for _, tag in _strings(data.get("tags"))]
     for index, tag in _strings(data.get("tags")):
         if not _is_key(tag):
             continue  # its format is the model's to report
         if tag not in taxonomy.tags:
-            yield located.problem(("tags", index), f"unknown tag '{tag}'{suggest(tag, taxonomy.tags, aliases)}")
+            hint = suggest(tag, taxonomy.tags, aliases) or _known_keys("tags", taxonomy.tags)
+            yield located.problem(("tags", index), f"unknown tag '{tag}'{hint}")
         elif tag in tags[:index]:
             yield located.problem(("tags", index), f"tag '{tag}' is listed twice")
+
+
+def _known_keys(kind: str, keys: Iterable[str], shown: int = 12) -> str:
+    """For a key with no close match: what there is, and where a new one is added."""
+    names = sorted(keys)
+    listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    return f"; the {kind} are keys of `{kind}` in taxonomy.yaml ({listed}); add a new one there first"
 
 
 def check_taxonomy(taxonomy: Taxonomy, located: Located) -> Iterator[Problem]:

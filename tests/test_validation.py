@@ -188,6 +188,13 @@ def test_unknown_tag_suggests_closest_key(corpus):
     assert "did you mean 'deepspeed'" in only(corpus).message
 
 
+def test_an_unknown_tag_without_a_close_match_points_at_the_taxonomy(corpus):
+    corpus.entry(tags="[kubernetes]")
+    message = only(corpus).message
+    assert "unknown tag 'kubernetes'; the tags are keys of `tags` in taxonomy.yaml (deepspeed, oom, zero-3)" in message
+    assert "add a new one there first" in message
+
+
 def test_unknown_category(corpus):
     corpus.entry(category="memroy")
     problem = only(corpus)
