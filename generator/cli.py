@@ -132,11 +132,18 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--top", type=_positive, default=10, metavar="N", help="show the N best (default: 10)")
     search.set_defaults(run=_search)
 
-    links = commands.add_parser("check-links", help="report reference URLs that no longer answer")
+    links = commands.add_parser(
+        "check-links",
+        help="report reference URLs that no longer answer: dead (HTTP 4xx/5xx) or unreachable (no answer: network)",
+    )
     links.add_argument("entries", nargs="?", default=DEFAULT_ENTRIES, metavar="ENTRIES_DIR")
     links.add_argument("--format", choices=("text", "github"), default="text")
     links.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for each URL (default: 15)")
-    links.add_argument("--strict", action="store_true", help="exit 1 when a link is dead (default: report only)")
+    links.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a link is dead; unreachable ones never fail (default: report)",
+    )
     links.set_defaults(run=_check_links)
 
     return parser
@@ -452,14 +459,18 @@ def _search(args: argparse.Namespace) -> int:
 
 
 def _check_links(args: argparse.Namespace) -> int:
-    from .links import dead_links
+    from .links import dead_links, references
 
     if not Path(args.entries).is_dir():
         raise UsageError(f"{args.entries}: no such folder")
-    dead = dead_links(args.entries, timeout=args.timeout)
-    for link in dead:
+    found = dead_links(args.entries, timeout=args.timeout)
+    for link in found:
         print(link.format_github() if args.format == "github" else link.format())
-    print(f"{_count(len(dead), 'dead link')}", file=sys.stderr)
+    dead = [link for link in found if link.kind == "dead"]
+    unreachable = len(found) - len(dead)
+    print(f"{_count(len(dead), 'dead link')}, {unreachable} unreachable", file=sys.stderr)
+    if unreachable > 1 and unreachable == sum(1 for _ in references(args.entries)):
+        print("no link could be reached: is this machine offline? nothing was judged dead", file=sys.stderr)
     return EXIT_INVALID if dead and args.strict else EXIT_OK
 
 

@@ -32,16 +32,21 @@ class Reference:
 
 @dataclass(frozen=True, slots=True)
 class DeadLink:
+    """A reference that did not answer: `dead` when the server said so (HTTP 4xx or 5xx),
+    `unreachable` when no answer came (no network, DNS, refused, timeout): not the link's fault."""
+
     reference: Reference
     reason: str
+    kind: str = "dead"
 
     def format(self) -> str:
         ref = self.reference
-        return f"{ref.path}:{ref.line}:{ref.column}: warning: {ref.field}: {ref.url} {self.reason}"
+        return f"{ref.path}:{ref.line}:{ref.column}: warning: {ref.field}: {ref.url} {self.reason} ({self.kind})"
 
     def format_github(self) -> str:
         ref = self.reference
-        return github_annotation("warning", ref.path, ref.line, ref.column, "dead link", f"{ref.url} {self.reason}")
+        title = "dead link" if self.kind == "dead" else "unreachable link"
+        return github_annotation("warning", ref.path, ref.line, ref.column, title, f"{ref.url} {self.reason}")
 
 
 def references(entries_arg: str) -> Iterator[Reference]:
@@ -62,14 +67,16 @@ def references(entries_arg: str) -> Iterator[Reference]:
 HEAD_REFUSED = (403, 405, 429, 501)  # some servers answer HEAD so but serve GET
 
 
-def check(url: str, timeout: float) -> str | None:
-    """None when the URL answers; otherwise why it is dead."""
+def check(url: str, timeout: float) -> tuple[str, str] | None:
+    """None when the URL answers; otherwise why, and whether it is dead or unreachable."""
     verdict = _ask(url, "HEAD", timeout)
     if verdict in HEAD_REFUSED:
         verdict = _ask(url, "GET", timeout)
     if verdict is None:
         return None
-    return f"answered HTTP {verdict}" if isinstance(verdict, int) else f"could not be reached ({verdict})"
+    if isinstance(verdict, int):
+        return f"answered HTTP {verdict}", "dead"
+    return f"could not be reached ({verdict})", "unreachable"
 
 
 def _ask(url: str, method: str, timeout: float) -> int | str | None:
@@ -89,4 +96,4 @@ def dead_links(entries_arg: str, timeout: float = 15.0, workers: int = 8) -> lis
     unique = sorted({reference.url for reference in found})
     with ThreadPoolExecutor(max_workers=workers) as pool:
         verdicts = dict(zip(unique, pool.map(lambda url: check(url, timeout), unique), strict=True))
-    return [DeadLink(reference, reason) for reference in found if (reason := verdicts[reference.url])]
+    return [DeadLink(reference, *verdict) for reference in found if (verdict := verdicts[reference.url])]
