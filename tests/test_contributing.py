@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -86,3 +87,14 @@ def test_pull_requests_run_on_the_oldest_and_newest_python():
     assert flow["jobs"]["check"]["strategy"]["matrix"]["python"] == ["3.11.5", "3.13"]
     minimum = (REPO / "pyproject.toml").read_text().split('requires-python = ">=')[1].split('"')[0]
     assert minimum == flow["jobs"]["check"]["strategy"]["matrix"]["python"][0]
+
+
+def test_relative_links_of_the_hand_written_pages_work_on_github_too():
+    """Generated pages exist only on the built site: links to them are absolute URLs, and a
+    relative link names a file of docs/ (GitHub shows the Markdown files as they are)."""
+    for page in (REPO / "docs").rglob("*.md"):
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if target.startswith(("http://", "https://", "#", "mailto:")):
+                continue
+            path = (page.parent / target.split("#")[0]).resolve()
+            assert path.is_file(), f"{page.relative_to(REPO)}: {target} is not a file of docs/"
