@@ -89,10 +89,10 @@ def test_pull_requests_run_on_the_oldest_and_newest_python():
     assert minimum == flow["jobs"]["check"]["strategy"]["matrix"]["python"][0]
 
 
-def test_relative_links_of_the_hand_written_pages_work_on_github_too():
-    """Generated pages exist only on the built site: links to them are absolute URLs, and a
-    relative link names a file of docs/ (GitHub shows the Markdown files as they are)."""
-    for page in (REPO / "docs").rglob("*.md"):
+def test_relative_links_of_the_contributor_pages_work_on_github_too():
+    """Contributors read docs/contributing/ on GitHub, where generated pages do not exist: links
+    to them are absolute URLs, and a relative link names a file of docs/."""
+    for page in (REPO / "docs" / "contributing").rglob("*.md"):
         for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
             if target.startswith(("http://", "https://", "#", "mailto:")):
                 continue
