@@ -20,6 +20,7 @@ indexes (seconds each at 2,000 entries) are redone by a full build or a restart.
 
 from __future__ import annotations
 
+import html
 import logging
 import os
 import shutil
@@ -30,6 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mkdocs.config import config_options
 from mkdocs.config.base import Config
@@ -42,8 +44,9 @@ from mkdocs.structure.pages import Page as MkDocsPage
 
 from .encyclopedia import Encyclopedia
 from .loading import FileCache, load_encyclopedia
-from .problems import EntriesFolderError
+from .problems import EntriesFolderError, Problem
 from .rendering import HOME, Renderer, SiteOptions
+from .urls import entry_src, url_of
 
 log = logging.getLogger("mkdocs.plugins.encyclopedia")
 
@@ -94,9 +97,14 @@ class _Preview:
 
 class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
     preview: _Preview | None = None
+    serving = False
+    last_valid: Encyclopedia | None = None  # what `mkdocs serve` shows while the entries are invalid
+    problems: tuple[Problem, ...] = ()  # the entries' problems now (serve only)
+    flagged: frozenset[str] = frozenset()  # pages that show them
 
     def on_startup(self, *, command: str, dirty: bool) -> None:
-        self.preview = _Preview() if command == "serve" and dirty else None
+        self.serving = command == "serve"
+        self.preview = _Preview() if self.serving and dirty else None
 
     def on_shutdown(self) -> None:
         if self.preview is not None:  # the folder that wakes `mkdocs serve` for catch-up rebuilds
@@ -112,6 +120,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             entries_path=Path(self.config.entries).as_posix(),
         )
         self.docs_prefix = Path(config.docs_dir).resolve().relative_to(root).as_posix()
+        address, path = config.dev_addr, urlsplit(config.site_url or "/").path or "/"
+        self.preview_url = f"http://{address.host}:{address.port}{path.rstrip('/')}/"
         return config
 
     # Early, so that later plugins (and MkDocs' own link checks) see the generated pages as files.
@@ -124,6 +134,9 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             if docs_file.edit_uri is not None:
                 docs_file.edit_uri = f"{self.docs_prefix}/{docs_file.src_uri}"
         markdown, edit_paths, rendered = self._markdown(renderer)
+        # Pages that show the problems now, or showed them in the last build, are made again.
+        flagged = self._pages_to_flag(markdown)
+        redo, self.flagged = flagged | self.flagged, flagged
         for src_uri, text in markdown.items():
             if src_uri in files.src_uris:
                 if src_uri == HOME:
@@ -132,7 +145,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             inclusion = InclusionLevel.INCLUDED if src_uri == HOME else InclusionLevel.NOT_IN_NAV
             generated = File.generated(config, src_uri, content=text, inclusion=inclusion)
             generated.edit_uri = edit_paths.get(src_uri)
-            self._mark_unchanged(generated, src_uri not in rendered)
+            self._mark_unchanged(generated, src_uri not in rendered and src_uri not in redo)
             files.append(generated)
         static = self._static_files(renderer, bool(rendered) and len(rendered) < len(markdown))
         for dest_uri, content in static.items():
@@ -150,6 +163,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         if self.preview is None and page.file.generated_by:
             page.markdown = None
             page.file.content_string = ""
+        if self.problems and page.file.src_uri in self.flagged:
+            return _problems_banner(self.problems) + html
         return html
 
     # Last, so that the search index sees every page as the other plugins left it.
@@ -210,6 +225,8 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             len(markdown),
             len(preview.pending),
         )
+        for entry_id in sorted(changed & current.entries.keys())[:10]:
+            log.info("encyclopedia: edited %s", self.preview_url + url_of(entry_src(entry_id)))
         return markdown, edit_paths, now
 
     def _static_files(self, renderer: Renderer, partial: bool) -> dict[str, str]:
@@ -238,7 +255,34 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         except EntriesFolderError as error:
             raise Abort(f"encyclopedia: {error}") from None
         if result.encyclopedia is None:
+            if self.serving and self.last_valid is not None:
+                # A preview never stops or hangs on a mistake: it keeps the last valid
+                # entries, shows the problems on the pages concerned and recovers on the next
+                # save. Logged as info: a warning would abort a strict build, and the preview with it.
+                for problem in result.problems:
+                    log.info(problem.format())
+                log.info("encyclopedia: the preview shows the last valid entries until these are fixed")
+                self.problems = tuple(result.problems)
+                return self.last_valid
             for problem in result.problems:
                 log.error(problem.format())
             raise Abort(f"encyclopedia: {len(result.problems)} problem(s) in the entries; nothing was built")
+        self.problems, self.last_valid = (), result.encyclopedia
         return result.encyclopedia
+
+    def _pages_to_flag(self, markdown: dict[str, str]) -> frozenset[str]:
+        """The home page and the pages of the entries that have problems."""
+        if not self.problems:
+            return frozenset()
+        pages = {entry_src(Path(problem.path).stem) for problem in self.problems} | {HOME}
+        return frozenset(pages & markdown.keys())
+
+
+def _problems_banner(problems: tuple[Problem, ...]) -> str:
+    lines = "\n".join(html.escape(problem.format()) for problem in problems)
+    return (
+        '<div class="admonition failure" data-pagefind-ignore>'
+        f'<p class="admonition-title">{len(problems)} problem(s) in the entries: '
+        "this preview shows the last valid version</p>"
+        f"<pre><code>{lines}</code></pre><p>Fix them and save: the preview rebuilds.</p></div>\n"
+    )

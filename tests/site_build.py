@@ -37,15 +37,17 @@ def build(project: Path, *extra: str, timeout: float = 600) -> subprocess.Comple
     )
 
 
-def start_preview(project: Path, mode: list[str], port: int) -> subprocess.Popen:
-    """`mkdocs serve` on 127.0.0.1:`port` in the background (`mode`: e.g. ["--dirty"])."""
+def start_preview(project: Path, mode: list[str], port: int, log: Path | None = None) -> subprocess.Popen:
+    """`mkdocs serve` on 127.0.0.1:`port` in the background (`mode`: e.g. ["--dirty"]);
+    its terminal output goes to `log` when given."""
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    output = open(log, "w") if log else subprocess.DEVNULL  # noqa: SIM115 - the child keeps it open
     return subprocess.Popen(
         [sys.executable, "-m", "mkdocs", "serve", *mode, "--dev-addr", f"127.0.0.1:{port}"],
         cwd=project,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT if log else subprocess.DEVNULL,
     )
 
 

@@ -102,3 +102,36 @@ def test_serve_rebuilds_when_an_entry_changes(tmp_path, mode):
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+@pytest.mark.parametrize("mode", [[], ["--dirty", "--no-strict"]], ids=["full", "preview"])
+def test_serve_shows_the_problems_of_an_invalid_entry_and_recovers(tmp_path, mode):
+    """A mistake never stops or hangs the preview: the pages answer, the entry's page and the
+    home page list the validator's lines, and the next valid save clears them."""
+    project = tmp_path / "project"
+    make_project(project, FIXTURE_ENTRIES)
+    port = free_port()
+    terminal = tmp_path / "serve.log"
+    server = start_preview(project, mode, port, log=terminal)
+    base_path = urllib.parse.urlsplit(yaml.safe_load((REPO / "mkdocs.yml").read_text())["site_url"]).path
+    base = f"http://127.0.0.1:{port}{base_path}"
+    page = base + "failures/beta-failure/"
+    try:
+        assert wait_for(lambda: "Beta fragmentation" in (fetch(page) or ""), 90)
+        entry = project / "entries" / "memory" / "beta-failure.yaml"
+        valid = entry.read_text()
+        entry.write_text(valid.replace("severity: medium", "severity: huge"))
+        shown = "entries/memory/beta-failure.yaml:5:11: error: severity:"
+        assert wait_for(lambda: shown in (fetch(page) or ""), 60), "the entry's page lists the problem"
+        assert shown in (fetch(base) or ""), "so does the home page"
+        assert "Beta fragmentation" in (fetch(page) or ""), "with the last valid version below"
+        entry.write_text(valid.replace("title: Beta fragmentation", "title: Beta fragmentation, fixed"))
+        assert wait_for(lambda: "Beta fragmentation, fixed" in (fetch(page) or ""), 60)
+        assert wait_for(lambda: "problem(s) in the entries" not in (fetch(page) or "") + (fetch(base) or ""), 60)
+        printed = terminal.read_text()
+        assert shown in printed, "the terminal shows the validator's lines too"
+        if mode:  # the preview names the pages of the entries an edit changed
+            assert f"edited {page}" in printed
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
