@@ -110,8 +110,33 @@ def parse_yaml_bytes(raw: bytes, display_path: str) -> Document:
         builder = _TreeBuilder(display_path)
         data = builder.build(text)
     except YamlProblem as problem:
+        if problem.message == TAB_MESSAGE:
+            return _read_past_tabs(text, display_path, problem)
         return _failed(display_path, problem)
     return Document(data, builder.problems)
+
+
+TAB_MESSAGE = "tab character in indentation; YAML allows only spaces there"
+
+
+def _read_past_tabs(text: str, display_path: str, first: YamlProblem) -> Document:
+    """A tab in the indentation stops YAML, but one mistake should not hide the others:
+    report every such line, then read the file with its tabs as the spaces an editor most
+    likely meant (2, 4 or 8), so the rest of the file is still checked."""
+    lines = text.split("\n")
+    tabbed = [number for number, line in enumerate(lines) if "\t" in line[: len(line) - len(line.lstrip(" \t"))]]
+    problems = [Problem(display_path, number + 1, 1, FILE_FIELD, TAB_MESSAGE) for number in tabbed]
+    if not tabbed:
+        return _failed(display_path, first)
+    for width in (2, 4, 8):
+        fixed = [line.expandtabs(width) if number in tabbed else line for number, line in enumerate(lines)]
+        builder = _TreeBuilder(display_path)
+        try:
+            data = builder.build("\n".join(fixed))
+        except YamlProblem:
+            continue
+        return Document(data, problems + builder.problems)
+    return Document(None, problems)
 
 
 def _failed(display_path: str, problem: YamlProblem) -> Document:
@@ -355,7 +380,7 @@ def _syntax_problem(error: yaml.MarkedYAMLError, text: str) -> YamlProblem:
     mark = error.problem_mark or error.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     if mark is not None and _tab_at(text, mark.line, mark.column):
-        return YamlProblem(Mark(line, column), "tab character in indentation; YAML allows only spaces there")
+        return YamlProblem(Mark(line, column), TAB_MESSAGE)
     parts = [part for part in (error.context, error.problem) if part]
     message = "; ".join(parts) if parts else "invalid YAML"
     return YamlProblem(Mark(line, column), f"invalid YAML: {message}{_syntax_hint(message)}")

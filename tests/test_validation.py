@@ -363,6 +363,14 @@ def test_a_missing_review_date_gives_its_format(corpus):
     assert "(YYYY-MM-DD)" in only(corpus).message
 
 
+def test_a_tab_does_not_hide_the_files_other_problems(corpus):
+    corpus.entry(severity="huge", fix="\n\tsummary: Lower the batch size.", confirm="\n  - Run it.\n\t- Again.")
+    problems = check(corpus)
+    tabs = [problem.line for problem in problems if "tab character in indentation" in problem.message]
+    assert len(tabs) == 2, [problem.format() for problem in problems]
+    assert any(problem.field == "severity" and source_at(problem) == "huge" for problem in problems)
+
+
 def test_a_colon_in_unquoted_text_says_to_quote_it(corpus):
     corpus.entry(mechanism="The allocator says: no free block.")
     problem = only(corpus)
