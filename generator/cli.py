@@ -194,11 +194,11 @@ def _validate_files(paths: list[str], output_format: str, summary_stream: Any) -
                 problem = dataclasses.replace(problem, path=given)
                 print(problem.format_github() if output_format == "github" else problem.format())
                 shown += 1
+    checked = sum(len(files) for files in by_root.values())  # a file named twice counts once
     if shown:
-        checked = sum(len(files) for files in by_root.values())
         print(f"FAILED: {_count(shown, 'problem')} in {_count(checked, 'file')} checked", file=summary_stream)
         return EXIT_INVALID
-    print(f"OK: {_count(sum(len(files) for files in by_root.values()), 'entry')} valid", file=summary_stream)
+    print(f"OK: {_count(checked, 'entry')} valid", file=summary_stream)
     return EXIT_OK
 
 
