@@ -276,6 +276,7 @@ def _known_category(entries: str, category: str) -> None:
 
 
 def _generate(args: argparse.Namespace) -> int:
+    from .history import entry_history
     from .publishing import write_pages
     from .rendering import Renderer, SiteOptions
 
@@ -284,7 +285,7 @@ def _generate(args: argparse.Namespace) -> int:
         print(_summary(result))
         return EXIT_INVALID
     options = SiteOptions(repo_url=args.repo_url or _mkdocs_repo_url(), entries_path=Path(args.entries).as_posix())
-    renderer = Renderer(result.encyclopedia, options)
+    renderer = Renderer(result.encyclopedia, options, history=entry_history(Path(args.entries)))
     count = write_pages(Path(args.out), renderer.pages(), renderer.static_files())
     print(f"wrote {count} files into {args.out}")
     return EXIT_OK

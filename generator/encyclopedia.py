@@ -22,6 +22,8 @@ INVERSE_RELATION = {
     "similar": "similar",
     "see-also": "see-also",
 }
+# The taxonomy group of the tags that name what one observes (hang, crash, NaN...).
+SYMPTOM_GROUP = "Symptoms"
 SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
 
@@ -87,6 +89,30 @@ class Encyclopedia:
             for tag in dict.fromkeys(entry.tags):
                 index[tag].append(entry)
         return index
+
+    @cached_property
+    def tags_in_use(self) -> list[str]:
+        """The taxonomy's tags that at least one entry has, in taxonomy order: only these get a
+        hub and a line in the tag index (an empty hub leads nowhere)."""
+        return [tag for tag, entries in self.by_tag.items() if entries]
+
+    @cached_property
+    def symptom_groups(self) -> dict[str, list[Entry]]:
+        """Entries by what one observes: each under its most specific symptom tag (the one
+        fewest entries share, so `oom` wins over `crash`), taxonomy order; entries without a
+        symptom tag under "" at the end."""
+        symptom_tags = [key for key, tag in self.taxonomy.tags.items() if tag.group == SYMPTOM_GROUP]
+        groups: dict[str, list[Entry]] = {tag: [] for tag in symptom_tags}
+        groups[""] = []
+        for entry in self.entries.values():
+            own = [tag for tag in symptom_tags if tag in entry.tags]
+            best = min(own, key=lambda tag: (len(self.by_tag[tag]), symptom_tags.index(tag))) if own else ""
+            groups[best].append(entry)
+        return {
+            tag: sorted(entries, key=lambda entry: (SEVERITY_ORDER[entry.severity], entry.title))
+            for tag, entries in groups.items()
+            if entries
+        }
 
     @cached_property
     def by_category(self) -> dict[str, list[Entry]]:

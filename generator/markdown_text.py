@@ -78,6 +78,43 @@ def cell(text: str) -> str:
     return _map_prose(" ".join(text.split()), lambda prose: _neutralise_prose(prose).replace("|", "\\|"))
 
 
+def code_cell(text: str) -> str:
+    """Verbatim text as inline code in a table cell, exactly as written: every ASCII symbol is a
+    numeric entity, so neither the table (`|`) nor Markdown (`*`, `_`, `\\`, backticks) nor HTML
+    reads it. A backslash-escaped pipe in a code span would show as `\\|` and break a copied
+    pattern."""
+    escaped = "".join(
+        f"&#{ord(char)};" if char.isascii() and not char.isalnum() and char != " " else char for char in text
+    )
+    return f"<code>{escaped}</code>"
+
+
+def gist(text: str, limit: int = 180) -> str:
+    """The first sentence of a paragraph, for a table that compares many entries; cut at a word
+    (and never inside a code span) with an ellipsis when even that is longer than `limit`."""
+    text = " ".join(text.split())
+    in_code = False
+    end = len(text)
+    for position, char in enumerate(text):
+        if char == "`":
+            in_code = not in_code
+        elif (
+            not in_code
+            and char in ".!?"
+            and text[position + 1 : position + 2] == " "
+            and text[position + 2 : position + 3].isupper()
+        ):
+            end = position + 1
+            break
+    sentence = text[:end]
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence[:limit].rsplit(" ", 1)[0]
+    if cut.count("`") % 2:  # an open code span: end before it
+        cut = cut[: cut.rindex("`")].rstrip()
+    return cut.rstrip(",;:") + " …"
+
+
 def code_fence(source: str) -> str:
     """A backtick fence longer than any run of backticks in `source`."""
     longest = max((len(run) for run in re.findall(r"`+", source)), default=0)
@@ -94,4 +131,13 @@ def attribute(text: str) -> str:
     return html.escape(" ".join(str(text).split()), quote=True)
 
 
-FILTERS = {"block": block, "inline": inline, "cell": cell, "fence": code_fence, "url": url, "attr": attribute}
+FILTERS = {
+    "block": block,
+    "inline": inline,
+    "cell": cell,
+    "code_cell": code_cell,
+    "gist": gist,
+    "fence": code_fence,
+    "url": url,
+    "attr": attribute,
+}

@@ -43,8 +43,10 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page as MkDocsPage
 
 from .encyclopedia import Encyclopedia
+from .history import entry_history
 from .loading import FileCache, load_encyclopedia
 from .problems import EntriesFolderError, Problem
+from .relocatable import relocatable_404
 from .rendering import HOME, Renderer, SiteOptions
 from .urls import entry_src, url_of
 
@@ -128,7 +130,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
     @event_priority(50)
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
         encyclopedia = self._load()
-        renderer = Renderer(encyclopedia, self.options, self.templates_dir)
+        renderer = Renderer(encyclopedia, self.options, self.templates_dir, entry_history(self.entries_dir))
         for docs_file in list(files):
             # Edit links of hand-written pages point into docs/ (edit_uri is the repository root).
             if docs_file.edit_uri is not None:
@@ -166,6 +168,11 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         if self.problems and page.file.src_uri in self.flagged:
             return _problems_banner(self.problems) + html
         return html
+
+    def on_post_template(self, output_content: str, *, template_name: str, config: MkDocsConfig) -> str:
+        if template_name != "404.html":
+            return output_content
+        return relocatable_404(output_content, urlsplit(config.site_url or "/").path)
 
     # Last, so that the search index sees every page as the other plugins left it.
     @event_priority(-100)

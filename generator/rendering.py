@@ -13,11 +13,13 @@ redirects to the entry.
 
 from __future__ import annotations
 
+import datetime
+import heapq
 import json
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,7 @@ import jinja2
 
 from . import graphs, markdown_text
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
+from .history import FileHistory
 from .limits import MATCHES_KEPT, MAX_LINE_LENGTH
 from .models import CONTRACT_VERSION, KEY_PATTERN, SEVERITIES, Entry, LiteralSignature, Taxonomy, entry_json_schema
 from .normalise import normalise_regex, normalise_text
@@ -125,15 +128,30 @@ def render_scaffold(
     return template.render(id=entry_id, schema_path=schema_path, category=category)
 
 
+RECENT_CHANGES = 10  # entries listed under "Recently added or updated" on the home page
+
+
+@dataclass(frozen=True, slots=True)
+class RecentChange:
+    entry: Entry
+    date: datetime.date
+    kind: str  # "added", "updated", or "reviewed" when git has no history of the file
+
+
 class Renderer:
     """Renders every page of the site from one encyclopedia."""
 
     def __init__(
-        self, encyclopedia: Encyclopedia, options: SiteOptions = SiteOptions(), templates_dir: Path = TEMPLATES_DIR
+        self,
+        encyclopedia: Encyclopedia,
+        options: SiteOptions = SiteOptions(),
+        templates_dir: Path = TEMPLATES_DIR,
+        history: Mapping[str, FileHistory] | None = None,
     ):
         self.encyclopedia = encyclopedia
         self.options = options
         self.env = environment(templates_dir)
+        self.history = history or {}  # by entry source path (history.entry_history)
 
     # -- what a build gets ---------------------------------------------------------
 
@@ -154,7 +172,7 @@ class Renderer:
             ([ENTRY_FORMAT], lambda _: self.format_page()),
             ([entry_src(entry_id) for entry_id in encyclopedia.entries], keyed(self.entry_page)),
             ([TAGS_INDEX], index("tags.md.j2")),
-            ([tag_src(tag) for tag in encyclopedia.taxonomy.tags], keyed(self.tag_page)),
+            ([tag_src(tag) for tag in encyclopedia.tags_in_use], keyed(self.tag_page)),
             ([CATEGORIES_INDEX], index("categories.md.j2")),
             ([category_src(key) for key in encyclopedia.taxonomy.categories], keyed(self.category_page)),
             ([SYMPTOMS_INDEX], index("symptoms.md.j2")),
@@ -225,17 +243,33 @@ class Renderer:
     def home_page(self) -> Page:
         encyclopedia = self.encyclopedia
         tag_counts = Counter(tag for entry in encyclopedia.entries.values() for tag in set(entry.tags))
-        recent = sorted(encyclopedia.entries.values(), key=lambda entry: (entry.reviewed, entry.id), reverse=True)
         return self._render(
             "home.md.j2",
             HOME,
             top_tags=[tag for tag, _ in tag_counts.most_common(12)],
             tag_counts=tag_counts,
-            recent=recent[:8],
+            recent=self.recent_changes(RECENT_CHANGES),
             signature_count=len(encyclopedia.signatures),
             category_bars=graphs.category_bars(encyclopedia),
+            severities_shown=sorted(
+                {entry.severity for entry in encyclopedia.entries.values()}, key=SEVERITY_ORDER.get
+            ),
             symptom_bars=graphs.symptom_bars(encyclopedia),
         )
+
+    def recent_changes(self, limit: int) -> list[RecentChange]:
+        """The entries most recently added or changed (git history), newest first; an entry git
+        does not know yet counts by its `reviewed` date."""
+        changes = []
+        for entry_id, entry in self.encyclopedia.entries.items():
+            dates = self.history.get(self.encyclopedia.sources[entry_id])
+            if dates is None:
+                changes.append(RecentChange(entry, entry.reviewed, "reviewed"))
+            else:
+                changes.append(
+                    RecentChange(entry, dates.updated, "added" if dates.added == dates.updated else "updated")
+                )
+        return heapq.nsmallest(limit, changes, key=lambda change: (-change.date.toordinal(), change.entry.title))
 
     def entry_page(self, entry_id: str) -> Page:
         entry = self.encyclopedia.entries[entry_id]
@@ -248,7 +282,7 @@ class Renderer:
             entry=entry,
             links=self.encyclopedia.links[entry_id],
             search_terms=search_terms(entry, self.encyclopedia.taxonomy),
-            graph=graphs.entry_graph(self.encyclopedia, entry_id),
+            relations=graphs.relation_map(self.encyclopedia, entry_id),
             same_category=self.encyclopedia.same_category(entry),
             edit_url=self._edit_url(edit_path),
             source=edit_path,
@@ -263,7 +297,7 @@ class Renderer:
             info=self.encyclopedia.taxonomy.tags[tag],
             entries=entries,
             related_tags=self.encyclopedia.related_tags(tag),
-            graph=graphs.hub_graph(self.encyclopedia, entries, exclude_tag=tag),
+            chains=graphs.hub_chains(self.encyclopedia, entries),
         )
 
     def category_page(self, category: str) -> Page:
@@ -277,7 +311,7 @@ class Renderer:
             entries=entries,
             tags=[tag for tag, _ in tag_counts.most_common(10)],
             tag_counts=tag_counts,
-            graph=graphs.hub_graph(self.encyclopedia, entries),
+            chains=graphs.hub_chains(self.encyclopedia, entries),
         )
 
     # -- the JSON API -------------------------------------------------------------------
@@ -348,7 +382,7 @@ class Renderer:
             link=_linker(src_uri),
             url_to=url_to,
             entry_src=entry_src,
-            node_url=lambda node: url_to(tag_src(node.target) if node.kind == "symptom" else entry_src(node.target)),
+            node_url=lambda node: url_to(entry_src(node.entry_id)),
             category_url=lambda bar: url_to(category_src(bar.target)),
             tag_url=lambda bar: url_to(tag_src(bar.target)),
             tag_src=tag_src,

@@ -1,13 +1,15 @@
-"""Relation graphs and overview charts: drawn from the fixture entries, linked, with text alternatives."""
+"""Relation pictures and overview charts, drawn in HTML from the fixture entries: boxes that link,
+arrows that say which way a relation goes, severities named from the data, capped sizes."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-from generator.graphs import entry_graph, hub_graph
+from generator.graphs import hub_chains, relation_map
 from generator.loading import load_encyclopedia
 
 from .site_build import FIXTURE_ENTRIES
@@ -22,89 +24,95 @@ def soup(site: Path, path: str) -> BeautifulSoup:
     return BeautifulSoup((site / path / "index.html").read_text(encoding="utf-8"), "html.parser")
 
 
-def nodes(figure) -> dict[str, str]:
-    """Node tooltip (full title) -> link."""
-    # xlink:href: Material's instant navigation rewrites every `href`, which SVG links cannot take.
-    return {a.find("title").get_text(): a["xlink:href"] for a in figure.select("svg a")}
+def sides(figure) -> dict[str, list[tuple[str, str | None]]]:
+    """Heading of each side of a relation map -> its boxes as (title, link or None)."""
+    result = {}
+    for head in figure.select(".fe-map__head"):
+        box_list = head.find_next_sibling(["ul", "span", "a"])
+        boxes = box_list.select(".fe-map__node") if box_list.name == "ul" else [box_list]
+        result[head.get_text(strip=True)] = [
+            (box.select_one(".fe-map__title").get_text(strip=True), box.get("href")) for box in boxes
+        ]
+    return result
 
 
-def edges(figure) -> list[str]:
-    return [text.get_text() for text in figure.select("svg text.fe-graph__edge-label")]
-
-
-def test_entry_graph_has_the_entry_its_relations_and_links(site):
-    figure = soup(site, "failures/alpha-failure").select_one("figure.fe-graph")
-    assert nodes(figure) == {
-        "Alpha failure with CUDA out of memory": "../../failures/alpha-failure/",
-        "Beta fragmentation": "../../failures/beta-failure/",
+def test_an_entry_sits_between_its_causes_and_its_effects(site):
+    figure = soup(site, "failures/alpha-failure").select_one("figure.fe-map")
+    assert sides(figure) == {
+        "This failure": [("Alpha failure with CUDA out of memory", None)],
+        "Leads to": [("Beta fragmentation", "../../failures/beta-failure/")],
     }
-    assert edges(figure) == ["causes"]
-    assert figure.select_one("svg")["role"] == "img" and figure.select_one("svg title").get_text()
+    arrows = figure.select(".fe-map__arrow")
+    assert [arrow.get_text(strip=True) for arrow in arrows] == ["causes"]
+    assert arrows[0].find_next_sibling(class_="fe-map__side").select_one(".fe-map__head").get_text() == "Leads to"
 
 
 def test_inverse_relations_are_drawn_from_the_other_side(site):
-    figure = soup(site, "failures/beta-failure").select_one("figure.fe-graph")
-    assert set(nodes(figure).values()) == {
-        "../../failures/beta-failure/",
-        "../../failures/alpha-failure/",
-        "../../failures/gamma-failure/",
+    figure = soup(site, "failures/beta-failure").select_one("figure.fe-map")
+    assert sides(figure) == {
+        "Caused by": [("Alpha failure with CUDA out of memory", "../../failures/alpha-failure/")],
+        "This failure": [("Beta fragmentation", None)],
+        "Looks similar": [("<script>alert('title')</script> Überlauf — 溢出 ✓ | a|b", "../../failures/gamma-failure/")],
     }
-    assert sorted(edges(figure)) == ["caused-by", "similar"]
 
 
-def test_every_picture_has_the_same_facts_as_a_list(site):
-    page = soup(site, "failures/beta-failure")
-    items = [li.get_text(" ", strip=True) for li in page.select("details.fe-graph__text li")]
-    assert "Beta fragmentation caused-by Alpha failure with CUDA out of memory" in items
+def test_the_legend_names_only_the_severities_drawn(site):
+    """beta (medium) between alpha (high) and gamma (low); alpha's picture has no low one."""
+    legend = soup(site, "failures/alpha-failure").select_one("figure.fe-map figcaption")
+    assert [badge.get_text() for badge in legend.select(".fe-severity")] == ["high", "medium"]
+    assert "Arrows point from a cause to what it causes" in legend.get_text()
+    every_box = soup(site, "failures/beta-failure").select("figure.fe-map .fe-map__node")
+    assert all(box.select_one(".fe-severity") for box in every_box), "each box names its severity in words"
 
 
-def test_category_hub_graph(site):
-    figure = soup(site, "categories/memory").select_one("figure.fe-graph")
-    assert set(nodes(figure)) == {"Alpha failure with CUDA out of memory", "Beta fragmentation"}
-    assert edges(figure) == ["causes"]
+def test_a_category_hub_shows_which_failure_causes_which(site):
+    figure = soup(site, "categories/memory").select_one("figure.fe-map--chains")
+    rows = [
+        [box.select_one(".fe-map__title").get_text() for box in chain.select(".fe-map__node")]
+        for chain in figure.select(".fe-map__chain")
+    ]
+    assert rows == [["Alpha failure with CUDA out of memory", "Beta fragmentation"]]
+    assert figure.select_one(".fe-visually-hidden").get_text() == "causes", "screen readers hear the relation"
+    assert soup(site, "categories/performance").select_one("figure.fe-map--chains") is None, "no pairs, no picture"
 
 
-def test_home_charts_link_to_hubs_with_tables(site):
-    page = soup(site, "")
-    chart = page.select_one("figure.fe-chart")
-    links = [a["xlink:href"] for a in chart.select("svg a")]
-    assert links == ["categories/memory/", "categories/performance/"]
-    table = page.select_one("details.fe-graph__text table")
-    rows = [[cell.get_text(strip=True) for cell in row.select("td")] for row in table.select("tbody tr")]
-    assert rows == [["Memory", "0", "1", "1", "0"], ["Performance", "0", "0", "0", "1"]]
+def test_home_bars_link_to_the_hubs_and_say_their_counts(site):
+    figure = soup(site, "").select_one("figure.fe-bars")
+    bars = [(a["href"], a.find_next_sibling(class_="fe-bars__track")) for a in figure.select("a.fe-bars__label")]
+    assert [href for href, _ in bars] == ["categories/memory/", "categories/performance/"]
+    assert [track.select_one(".fe-bars__bar")["aria-label"] for _, track in bars] == [
+        "2 failures: 1 high, 1 medium",
+        "1 failures: 1 low",
+    ]
 
 
-def test_causal_chains_reach_two_steps_and_hubs_cap_their_rings(tmp_path):
-    import shutil
-
+def _encyclopedia_with(tmp_path: Path, extra_relations: int):
+    """The fixture corpus plus `extra_relations` entries that alpha causes."""
     entries = tmp_path / "entries"
     shutil.copytree(FIXTURE_ENTRIES, entries)
-    beta = entries / "memory" / "beta-failure.yaml"
-    beta.write_text(beta.read_text() + "related:\n  - id: gamma-failure\n    relation: causes\n")
-    gamma = entries / "performance" / "gamma-failure.yaml"
-    gamma.write_text(gamma.read_text().replace("relation: similar", "relation: see-also"))
-    encyclopedia = load_encyclopedia(entries).encyclopedia
-    graph = entry_graph(encyclopedia, "alpha-failure")
-    assert {node.key for node in graph.nodes} == {"alpha-failure", "beta-failure", "gamma-failure"}
-    assert ("beta-failure", "gamma-failure", "causes") in {(e.source.key, e.target.key, e.label) for e in graph.edges}
-    assert hub_graph(encyclopedia, [encyclopedia.entries["alpha-failure"]]) is None
-
-
-def test_a_crowded_hub_draws_only_its_most_severe_failures(corpus):
-    """More failures than MAX_HUB_NODES: the ring holds that many, the most severe first,
-    and the graph says how many were left out."""
-    from generator.graphs import MAX_HUB_NODES
-
-    count = MAX_HUB_NODES + 7
-    for number in range(count):
-        severity = "critical" if number < 5 else "low"
-        neighbour = f"crowded-{(number + 1) % count:02d}"
-        corpus.entry(
-            f"crowded-{number:02d}", severity=severity, related=f"\n  - id: {neighbour}\n    relation: similar"
+    beta = (entries / "memory" / "beta-failure.yaml").read_text()
+    for number in range(extra_relations):
+        (entries / "memory" / f"effect-{number:02d}.yaml").write_text(
+            beta.replace("id: beta-failure", f"id: effect-{number:02d}")
+            .replace("title: Beta fragmentation", f"title: Effect {number:02d}")
+            .replace("severity: medium", "severity: critical" if number == extra_relations - 1 else "severity: low")
+            .replace("former_ids: [old-beta]\n", "")
         )
-    encyclopedia = load_encyclopedia(corpus.root).encyclopedia
-    entries = list(encyclopedia.entries.values())
-    graph = hub_graph(encyclopedia, entries)
-    drawn = [node.key for node in graph.nodes if node.kind == "entry"]
-    assert len(drawn) == MAX_HUB_NODES and graph.omitted == count - MAX_HUB_NODES
-    assert {f"crowded-{number:02d}" for number in range(5)} <= set(drawn), "the critical ones are drawn"
+    alpha = entries / "memory" / "alpha-failure.yaml"
+    note = "    note: Alpha leaves the allocator fragmented.\n"
+    more = "".join(f"  - id: effect-{number:02d}\n    relation: causes\n" for number in range(extra_relations))
+    alpha.write_text(alpha.read_text().replace(note, note + more))
+    result = load_encyclopedia(entries)
+    assert result.encyclopedia is not None, result.problems
+    return result.encyclopedia
+
+
+def test_crowded_pictures_are_capped_most_severe_first(tmp_path):
+    encyclopedia = _encyclopedia_with(tmp_path, 9)
+    picture = relation_map(encyclopedia, "alpha-failure", per_side=4)
+    assert [node.entry_id for node in picture.effects][:2] == ["effect-08", "beta-failure"], "critical, then medium"
+    assert len(picture.effects) == 4 and picture.omitted == 10 - 4
+    chains = hub_chains(encyclopedia, list(encyclopedia.by_category["memory"]), limit=5)
+    assert len(chains.chains) == 5 and chains.omitted == 5
+    assert chains.chains[0].effect.entry_id == "effect-08"
+    assert hub_chains(encyclopedia, [encyclopedia.entries["alpha-failure"]]) is None

@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 from .site_build import FIXTURE_ENTRIES, REPO, build, make_project, site_url_prefix
 
 ENTRY_SECTIONS = [
+    "In the log",
     "What this failure is",
     "Why it happens",
     "What you'll observe",
@@ -50,6 +51,30 @@ def test_entry_page_has_every_section_in_order(site):
     assert body.select_one("h1").get_text(strip=True).startswith("Alpha failure with CUDA out of memory")
     assert headings(body) == ENTRY_SECTIONS
     assert "The alpha model runs out of GPU memory" in body.select_one(".admonition.abstract").get_text()
+
+
+def test_entry_page_leads_with_the_answer_the_first_fix_and_the_real_lines(site):
+    """Quick answer, then the first thing to do (the fix summary), then the log lines as printed,
+    each signature's pattern folded away below its lines."""
+    body = article(site, "failures/alpha-failure")
+    order = list(body.find_all(True))
+    chips, answer, first_fix = body.select_one(".fe-chips"), body.select_one(".abstract"), body.select_one(".tip")
+    log_heading = body.select_one("h2#in-the-log")
+    assert order.index(chips) < order.index(answer) < order.index(first_fix) < order.index(log_heading)
+    assert body.select("h2")[0] is log_heading, "nothing else comes between"
+    assert first_fix.select_one(".admonition-title").get_text(strip=True) == "What to do first"
+    assert "Lower the batch size or the prefetch buckets." in first_fix.get_text()
+    loglines = body.select(".fe-logline")
+    assert [code.get_text().strip() for code in loglines[0].select(".fe-logline__lines code")] == [
+        "AlphaOutOfMemoryError: ALPHA_STATUS_ALLOC_FAILED"
+    ], "a literal signature without examples shows the literal itself"
+    logline = next(line for line in loglines if line.select_one("details.fe-pattern"))
+    lines = [code.get_text() for code in logline.select(".fe-logline__lines code")]
+    assert lines and "Tried to allocate" in lines[0]
+    pattern = logline.select_one("details.fe-pattern")
+    assert pattern.select_one("summary").get_text() == "Pattern (regular expression)"
+    assert "Tried to allocate" in pattern.select_one("code").get_text()
+    assert pattern.sourceline > logline.select_one(".fe-logline__lines").sourceline, "the lines come first"
 
 
 def test_chips_link_to_hubs(site):
@@ -117,10 +142,12 @@ def test_each_signature_links_its_source_and_context_lines_are_labelled(site):
 
 def test_hub_symptom_tables_say_what_to_do(site):
     for path in ("tags/alpha-tag", "categories/memory", "symptoms"):
-        table = article(site, path).find("th", string="What to do").find_parent("table")
-        heads = [th.get_text(strip=True) for th in table.select("thead th")]
-        assert heads == ["Symptom", "Likely cause", "What to do", "Failure"], path
-        cells = [tr.select("td")[2].get_text(" ", strip=True) for tr in table.select("tbody tr")]
+        cells = []
+        for head in article(site, path).find_all("th", string="What to do"):
+            table = head.find_parent("table")
+            heads = [th.get_text(strip=True) for th in table.select("thead th")]
+            assert heads == ["Symptom", "Likely cause", "What to do", "Failure"], path
+            cells += [tr.select("td")[2].get_text(" ", strip=True) for tr in table.select("tbody tr")]
         assert "Halve the micro-batch and accumulate gradients over two steps." in cells, path
 
 
@@ -167,18 +194,25 @@ def test_each_hub_lists_exactly_its_entries(site):
     assert listed("tags/beta-tag") == {"beta-failure"}
     assert listed("categories/memory") == {"alpha-failure", "beta-failure"}
     assert listed("categories/performance") == {"gamma-failure"}
-    assert article(site, "tags/unused-tag").find("table") is None
+    assert not (site / "tags" / "unused-tag").exists(), "a tag without entries gets no hub"
 
 
 def test_hub_comparison_columns(site):
+    """Short columns: the first sentence of the quick answer and of the fix; the category under
+    the title on a tag hub, not on a category hub where every row would repeat it."""
     table = article(site, "tags/alpha-tag").find("h2", id="compare-them-side-by-side").find_next("table")
     assert [th.get_text(strip=True) for th in table.select("thead th")] == [
         "Failure",
-        "Category",
         "Severity",
-        "Quick answer",
-        "Fix",
+        "In short",
+        "First thing to do",
     ]
+    first = table.select_one("tbody tr").select("td")
+    assert first[0].select_one(".fe-table__in").get_text(" ", strip=True) == "in Memory"
+    assert first[2].get_text(" ", strip=True).startswith("The alpha model runs out of GPU memory")
+    assert first[2].get_text().count(". ") == 0, "one sentence"
+    category = article(site, "categories/memory").find("h2", id="compare-them-side-by-side").find_next("table")
+    assert category.select_one(".fe-table__in") is None
 
 
 def test_tags_index_groups_and_counts(site):
@@ -188,7 +222,7 @@ def test_tags_index_groups_and_counts(site):
         tr.select("td")[0].get_text(strip=True): tr.select("td")[1].get_text(strip=True)
         for tr in body.select("tbody tr")
     }
-    assert rows == {"Alpha tag": "2", "Beta tag": "1", "Unused tag": "0"}
+    assert rows == {"Alpha tag": "2", "Beta tag": "1"}, "a tag without entries is not listed"
 
 
 def test_symptom_index_covers_every_symptom(site):
@@ -202,6 +236,9 @@ def test_symptom_index_covers_every_symptom(site):
 
 def test_signature_index_and_api(site):
     assert "ALPHA_STATUS_ALLOC_FAILED" in article(site, "signatures").get_text()
+    shown = [tr.select_one("td code").get_text() for tr in article(site, "signatures").select("tbody tr")]
+    assert r"Tried to allocate [0-9.]+ [KMG]iB \(alpha\)" in shown, "the pattern exactly as written"
+    assert "GammaError: <script>" in shown
     signatures = json.loads((site / "api" / "signatures.json").read_text())
     assert {
         "id": "alpha-failure",
@@ -299,6 +336,20 @@ def test_only_failure_pages_are_searched(site):
     assert not (site / "search" / "search_index.json").exists(), "Material's own index is off"
 
 
+def test_symptom_index_is_grouped_by_what_one_observes_with_jump_links(site):
+    """Groups are the symptom tags (beta has `beta-tag`, of the Symptoms group); entries without
+    one come last, under Other. The jump links reach each group; the filter box is there."""
+    body = article(site, "symptoms")
+    assert headings(body) == ["Beta tag", "Other"]
+    jumps = [(a.get_text(strip=True), a["href"]) for a in body.select("nav.fe-jump a")]
+    assert jumps == [("Beta tag (1)", "#symptom-beta-tag"), ("Other (2)", "#symptom-other")]
+    for _, anchor in jumps:
+        assert body.select_one(anchor).name == "h2"
+    beta_rows = body.select_one("#symptom-beta-tag").find_parent("section").select("tbody tr")
+    assert {tr.select("td")[3].get_text(strip=True) for tr in beta_rows} == {"Beta fragmentation"}
+    assert body.select_one("[data-fe-filter] input[type=search]")
+
+
 def test_search_card_holds_signature_words_and_tag_aliases_not_log_noise(site):
     body = page(site, "failures/alpha-failure").select_one("[data-pagefind-body]")
     card = body.select_one(".fe-search-terms")
@@ -316,8 +367,9 @@ def test_search_card_holds_signature_words_and_tag_aliases_not_log_noise(site):
 def test_search_weights_and_filters(site):
     body = page(site, "failures/alpha-failure").select_one("[data-pagefind-body]")
     assert body.select_one("section.fe-prose")["data-pagefind-weight"] == "0.5"  # long prose counts little
-    examples = body.select("section[data-pagefind-ignore] details, section[data-pagefind-ignore] .admonition")
+    examples = body.select(".fe-logline__lines[data-pagefind-ignore] code")
     assert examples, "example log lines (paths, user names) stay out of the index"
+    assert not body.select_one("details.fe-pattern").find_parent(attrs={"data-pagefind-ignore": True})
     assert body.select_one("[data-pagefind-filter='category']").get_text(strip=True) == "Memory"
     assert body.select_one("[data-pagefind-filter='severity']").get_text(strip=True) == "high"
     assert body.select_one("[data-pagefind-filter='tag:alpha-tag']") is not None
