@@ -252,7 +252,7 @@ class Renderer:
             signature_count=len(encyclopedia.signatures),
             category_bars=graphs.category_bars(encyclopedia),
             severities_shown=sorted(
-                {entry.severity for entry in encyclopedia.entries.values()}, key=SEVERITY_ORDER.get
+                {entry.severity for entry in encyclopedia.entries.values()}, key=SEVERITY_ORDER.__getitem__
             ),
             symptom_bars=graphs.symptom_bars(encyclopedia),
         )
