@@ -60,11 +60,42 @@ class _GzipHandler(_QuietHandler):
         return io.BytesIO(body)
 
 
+class _StaticHostHandler(_QuietHandler):
+    """Serves the site under a deployment path (`mount`), and its 404.html with status 404 for any
+    address without a file, as GitHub Pages and most static hosts do."""
+
+    mount = "/"
+
+    def send_head(self):
+        path = self.path.split("?")[0]
+        if not path.startswith(self.mount):
+            return self._not_found()
+        self.path = "/" + path[len(self.mount) :]
+        target = Path(self.translate_path(self.path))
+        if not target.exists() or (target.is_dir() and not (target / "index.html").exists()):
+            return self._not_found()
+        return super().send_head()
+
+    def _not_found(self):
+        body = (Path(self.directory) / "404.html").read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+
 @contextmanager
-def serve(directory: Path, compress: bool = False):
-    """Serve a built site on a free port of 127.0.0.1; yields its base URL. With `compress`,
-    text is sent gzip-compressed as a real host sends it (bench/search.py)."""
-    handler = functools.partial(_GzipHandler if compress else _QuietHandler, directory=str(directory))
+def serve_as_host(directory: Path, mount: str):
+    """Serve a built site at http://127.0.0.1:<port>`mount` (e.g. "/a/deployment/path/") with a
+    static host's 404 handling; yields the server's root URL (without the mount)."""
+    handler = type("Handler", (_StaticHostHandler,), {"mount": mount})
+    with _running(functools.partial(handler, directory=str(directory))) as url:
+        yield url
+
+
+@contextmanager
+def _running(handler):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -73,6 +104,15 @@ def serve(directory: Path, compress: bool = False):
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serve(directory: Path, compress: bool = False):
+    """Serve a built site on a free port of 127.0.0.1; yields its base URL. With `compress`,
+    text is sent gzip-compressed as a real host sends it (bench/search.py)."""
+    handler = functools.partial(_GzipHandler if compress else _QuietHandler, directory=str(directory))
+    with _running(handler) as url:
+        yield url
 
 
 @contextmanager

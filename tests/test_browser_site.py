@@ -1,6 +1,6 @@
 """The project's own site in a real browser, as a reader uses it: navigation, search (typed
-and pasted), diagnosis, no console errors, nothing loaded from other hosts, and no serious
-or critical accessibility violations (axe-core)."""
+and pasted), diagnosis, no console errors, nothing loaded from other hosts. Page layout and
+accessibility (axe-core on every page) are in test_browser_pages.py."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from .site_build import REPO
 
 pytestmark = pytest.mark.browser
 
-A11Y_PAGES = ["", "failures/nccl-watchdog-timeout/", "tags/nccl/", "categories/memory/", "symptoms/", "diagnose/"]
 OOM_FAMILY = {
     "cuda-oom-forward",
     "cuda-oom-backward",
@@ -176,17 +175,3 @@ def test_diagnose_names_the_right_entry(page):
     assert first == "nccl-watchdog-timeout"
     page.screenshot("diagnose-nccl-timeout")
     assert page.errors == [] and page.foreign_requests == []
-
-
-@pytest.mark.parametrize("path", A11Y_PAGES, ids=[path or "home" for path in A11Y_PAGES])
-def test_no_serious_accessibility_violations(page, path):
-    from axe_playwright_python.sync_playwright import Axe
-
-    page.page.goto(page.base_url + path)
-    violations = [
-        (violation["id"], violation["impact"], [node["target"] for node in violation["nodes"]][:3])
-        for violation in Axe().run(page.page).response["violations"]
-        if violation["impact"] in ("serious", "critical")
-    ]
-    assert violations == []
-    page.screenshot(f"a11y-{(path or 'home').strip('/').replace('/', '-')}")

@@ -1,0 +1,289 @@
+"""The built site's pages as an engineer reads them under pressure, in Chromium, on a 1280x800
+desktop and a 390x844 phone, in the light and the dark palette: the answer and the first fix above
+the fold, pictures whose boxes do not overlap or cut their text, tables that become cards on a
+phone, a filter, anchors that land below the header, axe-core on every page and a 404 page that
+works under any deployment path. Screenshots go to test-artifacts/."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, WatchedPage, browser, require_chromium, serve, serve_as_host
+
+pytestmark = pytest.mark.browser
+
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+ENTRY = "failures/nccl-watchdog-timeout/"  # many relations on both sides, several signatures
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every page of the built site, as a path below its root (redirect stubs of former ids left out)."""
+    pages = []
+    for index in sorted(site.rglob("index.html")):
+        if 'http-equiv="refresh"' in index.read_text(encoding="utf-8")[:2000]:
+            continue
+        relative = index.parent.relative_to(site).as_posix()
+        pages.append("" if relative == "." else relative + "/")
+    return pages
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with browser() as instance:
+        yield instance
+
+
+@pytest.fixture(scope="module")
+def base_url(project_site):
+    with serve(project_site) as url:
+        yield url
+
+
+def open_page(chromium, base_url: str, path: str, viewport=DESKTOP, scheme: str = "light") -> WatchedPage:
+    page = WatchedPage(chromium.new_page(viewport=viewport, color_scheme=scheme), base_url)
+    page.page.goto(base_url + path)
+    return page
+
+
+def shoot(page: WatchedPage, name: str, selector: str | None = None) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    if selector:
+        page.page.locator(selector).first.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+    else:
+        page.screenshot(name)
+
+
+# -- accessibility and width, every page -------------------------------------------------------
+
+
+def test_every_page_passes_axe_and_fits_a_phone(project_site, base_url):
+    """axe-core (no serious or critical violation) on every page at desktop width in the light
+    palette; then the same page at phone width must not scroll sideways. On every entry page the
+    quick answer and the first thing to do end above the fold, on the desktop and on the phone.
+    axe is loaded into each page before it runs, from the pinned axe-playwright-python wheel."""
+    import axe_playwright_python
+
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    axe_source = (Path(os.path.dirname(axe_playwright_python.__file__)) / "axe.min.js").read_text()
+    pages = [*site_pages(project_site), "404.html"]
+    violations: dict[str, list] = {}
+    too_wide: dict[str, int] = {}
+    below_the_fold: dict[str, tuple[str, int]] = {}
+    first_fix_bottom = "document.querySelector('article .admonition.tip').getBoundingClientRect().bottom"
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = instance.new_context(viewport=DESKTOP)
+        context.add_init_script(axe_source)
+        page = context.new_page()
+        for path in pages:
+            page.set_viewport_size(DESKTOP)
+            page.goto(base_url + path)
+            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+            found = [
+                (violation["id"], [node["target"] for node in violation["nodes"]][:2])
+                for violation in result["violations"]
+                if violation["impact"] in ("serious", "critical")
+            ]
+            if found:
+                violations[path] = found
+            if path.startswith("failures/") and page.evaluate(first_fix_bottom) > DESKTOP["height"]:
+                below_the_fold[path] = ("desktop", round(page.evaluate(first_fix_bottom)))
+            page.set_viewport_size(PHONE)
+            width = page.evaluate("document.documentElement.scrollWidth")
+            if width > PHONE["width"]:
+                too_wide[path] = width
+            if path.startswith("failures/") and page.evaluate(first_fix_bottom) > PHONE["height"]:
+                below_the_fold[path] = ("phone", round(page.evaluate(first_fix_bottom)))
+        instance.close()
+    assert len(pages) > 200
+    assert violations == {}
+    assert too_wide == {}
+    assert below_the_fold == {}
+
+
+@pytest.mark.parametrize("path", ["", ENTRY, "categories/distributed/", "symptoms/", "signatures/", "diagnose/"])
+def test_the_dark_palette_passes_axe(chromium, base_url, path):
+    from axe_playwright_python.sync_playwright import Axe
+
+    page = open_page(chromium, base_url, path, scheme="dark")
+    result = Axe().run(page.page).response
+    assert [v["id"] for v in result["violations"] if v["impact"] in ("serious", "critical")] == []
+    page.page.close()
+
+
+# -- the entry page ------------------------------------------------------------------------------
+
+
+def test_log_lines_come_first_wrapped_and_copyable(chromium, base_url):
+    page = open_page(chromium, base_url, ENTRY, viewport=PHONE)
+    first = page.page.locator("article .fe-logline").first
+    line = first.locator(".fe-logline__lines pre code").first
+    assert "Watchdog caught collective operation timeout" in line.inner_text()
+    box = line.bounding_box()
+    assert box["width"] <= PHONE["width"], "a long line wraps instead of running off the screen"
+    assert line.evaluate("code => code.scrollWidth <= code.clientWidth + 1"), "nothing hidden to the right"
+    assert first.locator("button[data-md-type=copy]").count() >= 1, "each line has a copy button"
+    pattern = first.locator("details.fe-pattern")
+    assert not pattern.evaluate("details => details.open"), "the pattern is folded away"
+    assert pattern.evaluate(
+        "(details) => details.compareDocumentPosition(details.parentElement.querySelector('.fe-logline__lines'))"
+        " & Node.DOCUMENT_POSITION_PRECEDING"
+    )
+    shoot(page, "entry-phone-top")
+    assert page.errors == [] and page.foreign_requests == []
+    page.page.close()
+
+
+def test_a_link_to_a_cause_lands_below_the_header_and_shows_it(chromium, base_url):
+    page = open_page(chromium, base_url, ENTRY)
+    cause = page.page.locator("article [id^='cause-']").nth(2)
+    anchor = cause.get_attribute("id")
+    page.page.goto(base_url + ENTRY + "#" + anchor)
+    page.page.wait_for_timeout(200)
+    header = page.page.locator("header.md-header").bounding_box()
+    target = page.page.locator(f"#{anchor}").bounding_box()
+    assert header["y"] + header["height"] <= target["y"] < DESKTOP["height"] / 2
+    style = page.page.locator(f"#{anchor}").evaluate(
+        "e => [getComputedStyle(e).backgroundColor, getComputedStyle(e).outlineStyle]"
+    )
+    assert style[0] not in ("rgba(0, 0, 0, 0)", "transparent") and style[1] == "solid"
+    shoot(page, "entry-anchor-target")
+    page.page.close()
+
+
+# -- pictures ------------------------------------------------------------------------------------
+
+
+def _overlaps(boxes: list[dict]) -> list[tuple[int, int]]:
+    pairs = []
+    for i, a in enumerate(boxes):
+        for j, b in enumerate(boxes[i + 1 :], i + 1):
+            if (
+                a["x"] < b["x"] + b["width"] - 1
+                and b["x"] < a["x"] + a["width"] - 1
+                and a["y"] < b["y"] + b["height"] - 1
+                and b["y"] < a["y"] + a["height"] - 1
+            ):
+                pairs.append((i, j))
+    return pairs
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+@pytest.mark.parametrize("path", [ENTRY, "categories/distributed/"], ids=["entry", "hub"])
+def test_relation_pictures_are_readable(chromium, base_url, project_site, path, viewport, scheme):
+    """Every box shows its failure's whole title at a readable size, no two boxes overlap, the
+    arrows are drawn, and the legend names only the severities drawn."""
+    import json
+
+    titles = {entry["url"]: entry["title"] for entry in json.loads((project_site / "api/entries.json").read_text())}
+    page = open_page(chromium, base_url, path, viewport=viewport, scheme=scheme)
+    figure = page.page.locator("article figure.fe-map").first
+    nodes = figure.locator(".fe-map__node")
+    assert nodes.count() >= 4
+    boxes = [nodes.nth(i).bounding_box() for i in range(nodes.count())]
+    assert _overlaps(boxes) == []
+    assert all(box["x"] >= 0 and box["x"] + box["width"] <= viewport["width"] for box in boxes)
+    for i in range(nodes.count()):
+        node = nodes.nth(i)
+        title = node.locator(".fe-map__title")
+        href = node.get_attribute("href")
+        if href:
+            url = href.split("failures/", 1)[1]
+            assert title.inner_text() == titles["failures/" + url], "the whole title, not cut"
+        assert title.evaluate("t => t.scrollWidth <= t.clientWidth + 1 && t.scrollHeight <= t.clientHeight + 1")
+        assert float(title.evaluate("t => parseFloat(getComputedStyle(t).fontSize)")) >= 12
+    assert figure.locator(".fe-map__arrow").count() >= 1
+    arrow_head = figure.locator(".fe-map__arrow").first.evaluate(
+        "a => getComputedStyle(a, '::after').borderLeftWidth + ' ' + getComputedStyle(a, '::after').borderTopWidth"
+    )
+    assert arrow_head != "0px 0px", "the arrow has a head"
+    drawn = {
+        node.split("--")[-1] for node in figure.locator(".fe-map__node").evaluate_all("ns => ns.map(n => n.className)")
+    }
+    legend = figure.locator("figcaption .fe-severity").all_inner_texts()
+    assert {word.lower() for word in legend} == {cls for cls in drawn if cls in ("low", "medium", "high", "critical")}
+    name = "graph-" + ("entry" if path == ENTRY else "hub") + f"-{viewport['width']}-{scheme}"
+    shoot(page, name, "article figure.fe-map")
+    page.page.close()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_home_charts_have_body_size_text(chromium, base_url, viewport):
+    page = open_page(chromium, base_url, "", viewport=viewport)
+    labels = page.page.locator("article figure.fe-bars a.fe-bars__label")
+    assert labels.count() >= 10
+    sizes = labels.evaluate_all("ls => ls.map(l => parseFloat(getComputedStyle(l).fontSize))")
+    body = page.page.locator("article p").first.evaluate("p => parseFloat(getComputedStyle(p).fontSize)")
+    assert min(sizes) >= 12 and min(sizes) >= body * 0.7
+    assert page.page.locator("article figure.fe-bars .fe-bars__bar[role=img][aria-label]").count() == labels.count()
+    shoot(page, f"home-charts-{viewport['width']}", "article figure.fe-bars")
+    page.page.close()
+
+
+# -- hubs and indexes ----------------------------------------------------------------------------
+
+
+def test_hub_tables_are_cards_on_a_phone(chromium, base_url):
+    page = open_page(chromium, base_url, "categories/memory/", viewport=PHONE)
+    table = page.page.locator("article .fe-table--compare table").first
+    assert table.evaluate("t => getComputedStyle(t.querySelector('tr')).display") == "block"
+    label = (
+        table.locator("tbody tr").first.locator("td").nth(2).evaluate("td => getComputedStyle(td, '::before').content")
+    )
+    assert label == '"In short"'
+    assert table.evaluate("t => t.getBoundingClientRect().right") <= PHONE["width"]
+    shoot(page, "hub-phone-cards")
+    desktop = open_page(chromium, base_url, "categories/memory/")
+    widths = desktop.page.locator("article .fe-table--compare thead th").evaluate_all(
+        "ths => ths.map(th => th.getBoundingClientRect().width)"
+    )
+    assert min(widths[2:]) >= 200, "the answer and the fix get room to wrap"
+    page.page.close()
+    desktop.page.close()
+
+
+def test_filter_keeps_only_the_matching_rows(chromium, base_url):
+    page = open_page(chromium, base_url, "symptoms/")
+    rows = page.page.locator("article .fe-table tbody tr")
+    total = rows.count()
+    page.page.fill("[data-fe-filter] input", "watchdog")
+    visible = page.page.locator("article .fe-table tbody tr:not([hidden])")
+    assert 0 < visible.count() < total
+    assert all("watchdog" in text.lower() for text in visible.all_inner_texts())
+    assert page.page.inner_text("[data-fe-filter] .fe-filter__count") == f"{visible.count()} of {total} rows"
+    assert page.page.locator("article section.fe-filter-group[hidden]").count() >= 1, "empty groups fold away"
+    shoot(page, "symptoms-filtered")
+    page.page.fill("[data-fe-filter] input", "")
+    assert page.page.locator("article .fe-table tbody tr:not([hidden])").count() == total
+    page.page.click("nav.fe-jump a >> nth=1")
+    page.page.wait_for_timeout(200)
+    target = page.page.locator("article section.fe-filter-group h2").nth(1).bounding_box()
+    assert 0 < target["y"] < DESKTOP["height"] / 2, "a jump link lands on its group"
+    assert page.errors == []
+    page.page.close()
+
+
+# -- the 404 page ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mount", ["/", "/encyclopedia/", "/a/fork/deployed/here/"])
+def test_the_404_page_works_under_any_deployment_path(chromium, project_site, mount):
+    with serve_as_host(project_site, mount) as root:
+        page = chromium.new_page(viewport=DESKTOP)
+        response = page.goto(root + mount.lstrip("/") + "no/such/page/at/depth/")
+        assert response.status == 404
+        header = page.evaluate("getComputedStyle(document.querySelector('.md-header')).backgroundColor")
+        assert header not in ("rgba(0, 0, 0, 0)", "transparent"), "the stylesheet loaded"
+        categories = page.locator(".md-tabs a", has_text="Browse").first.evaluate("a => a.href")
+        assert categories.startswith(root + mount.lstrip("/")) and "no/such" not in categories
+        page.locator(".md-tabs a", has_text="Browse").first.click()
+        page.wait_for_load_state()
+        assert page.locator("article h1").inner_text().rstrip("¶").strip() == "Categories"
+        page.close()
