@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import problem_codes as codes
 from .encyclopedia import Encyclopedia
 from .models import Entry, Taxonomy
 from .problems import FILE_FIELD, EntriesFolderError, Problem
@@ -153,7 +154,10 @@ def _read_entry(
 ) -> _FileResult:
     if path.suffix == ".yml":
         return _FileResult(
-            [Problem(shown, 1, 1, FILE_FIELD, "entries are named <id>.yaml; rename the file")], None, None, set()
+            [Problem(shown, 1, 1, FILE_FIELD, "entries are named <id>.yaml; rename the file", codes.FILE_UNREADABLE)],
+            None,
+            None,
+            set(),
         )
     document = read_yaml_file(path, shown)
     if document.data is None:
@@ -189,7 +193,9 @@ def _load_taxonomy(entries_arg: str, entries_dir: Path, problems: list[Problem])
     path = entries_dir / TAXONOMY_FILE
     shown = display_path(entries_arg, path, entries_dir)
     if not path.is_file():
-        problems.append(Problem(shown, 1, 1, FILE_FIELD, "the taxonomy file is missing; every entry folder has one"))
+        problems.append(
+            Problem(shown, 1, 1, FILE_FIELD, "the taxonomy file is missing; every entry folder has one", codes.TAXONOMY)
+        )
         return None
     document = read_yaml_file(path, shown)
     problems.extend(document.problems)

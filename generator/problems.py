@@ -7,11 +7,12 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True, order=True)
 class Problem:
-    """One mistake, at one place: ``path:line:column: error: field: message``.
+    """One mistake, at one place: ``path:line:column: error[FE201]: field: message``.
 
     ``path`` is the file as the user reached it (relative to where they ran the
     command); ``line`` and ``column`` are 1-based; ``field`` is a dotted path
-    such as ``symptoms[1].cause``, or ``(file)`` for the file as a whole.
+    such as ``symptoms[1].cause``, or ``(file)`` for the file as a whole; ``code``
+    is the kind of mistake (`problem_codes`), documented on the entry-format page.
     """
 
     path: str
@@ -19,12 +20,13 @@ class Problem:
     column: int
     field: str
     message: str
+    code: str
 
     def format(self) -> str:
-        return _one_line(f"{self.path}:{self.line}:{self.column}: error: {self.field}: {self.message}")
+        return _one_line(f"{self.path}:{self.line}:{self.column}: error[{self.code}]: {self.field}: {self.message}")
 
     def format_github(self) -> str:
-        return github_annotation("error", self.path, self.line, self.column, self.field, self.message)
+        return github_annotation("error", self.path, self.line, self.column, f"{self.code} {self.field}", self.message)
 
 
 def github_annotation(level: str, path: str, line: int, column: int, title: str, message: str) -> str:

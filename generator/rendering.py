@@ -33,6 +33,7 @@ from .history import FileHistory
 from .limits import MATCHES_KEPT, MAX_LINE_LENGTH
 from .models import CONTRACT_VERSION, KEY_PATTERN, SEVERITIES, Entry, LiteralSignature, Taxonomy, entry_json_schema
 from .normalise import normalise_regex, normalise_text
+from .problem_codes import PROBLEM_CODES
 from .regex_subset import required_literal
 from .resources import TEMPLATES_DIR
 from .search import NOISE, STOPWORDS, SYNONYMS
@@ -221,6 +222,7 @@ class Renderer:
             entry_schema=describe_schema(entry_json_schema()),
             taxonomy_schema=describe_schema(Taxonomy.model_json_schema()),
             contract_version=CONTRACT_VERSION,
+            problem_codes=list(PROBLEM_CODES.values()),
         )
 
     def static_files(self, api: bool = True) -> Iterator[StaticFile]:

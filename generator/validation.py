@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import re2
 from pydantic import BaseModel, ValidationError
 
+from . import problem_codes as codes
 from .limits import MAX_LINE_LENGTH
 from .models import (
     KEY_MAX_LENGTH,
@@ -103,9 +104,9 @@ class CorpusLocated:
         locs += [("related", index, "id") for index, _ in _mappings(data.get("related"))]
         self.marks = {loc: located.mark(loc) for loc in locs}
 
-    def problem(self, loc: Loc, message: str) -> Problem:
+    def problem(self, loc: Loc, message: str, code: str) -> Problem:
         line, column = self.marks.get(loc, Mark(1, 1))
-        return Problem(self.path, line, column, field_path(loc), message)
+        return Problem(self.path, line, column, field_path(loc), message, code)
 
 
 # -- layer 1: the model ------------------------------------------------------------
@@ -141,16 +142,21 @@ def _translate(located: Located, error: dict[str, Any]) -> Problem:
     kind = error["type"]
     value = error.get("input")
     if kind == "missing":
-        return located.problem(loc, f"required field '{loc[-1]}' is missing{_MISSING_HINTS.get(str(loc[-1]), '')}")
+        hint = _MISSING_HINTS.get(str(loc[-1]), "")
+        return located.problem(loc, f"required field '{loc[-1]}' is missing{hint}", codes.FIELD_MISSING)
     if kind == "extra_forbidden" and "meant" in error:
         return located.problem(
-            loc, f"unknown field '{loc[-1]}'; did you mean '{error['meant']}'? (a required field)", at_key=True
+            loc,
+            f"unknown field '{loc[-1]}'; did you mean '{error['meant']}'? (a required field)",
+            codes.FIELD_UNKNOWN,
+            at_key=True,
         )
     if kind == "extra_forbidden":
-        return located.problem(loc, _unknown_field(str(loc[-1])), at_key=True)
+        return located.problem(loc, _unknown_field(str(loc[-1])), codes.FIELD_UNKNOWN, at_key=True)
     if error["loc"] and error["loc"][-1] == "[key]":
-        return located.problem(loc, error["msg"], at_key=True)
-    return located.problem(loc, _message(kind, value, error))
+        return located.problem(loc, error["msg"], codes.FIELD_VALUE, at_key=True)
+    code = codes.FIELD_PLACEHOLDER if kind == "placeholder" else codes.FIELD_VALUE
+    return located.problem(loc, _message(kind, value, error), code)
 
 
 _MISSING_HINTS = {"reviewed": "; add the date of your review, e.g. reviewed: 2026-12-01 (YYYY-MM-DD)"}
@@ -248,7 +254,11 @@ def check_entry(
     data = located.data
     entry_id = data.get("id")
     if isinstance(entry_id, str) and entry_id != stem:
-        yield located.problem(("id",), f"id '{entry_id}' must equal the file name '{stem}.yaml'; rename one of them")
+        yield located.problem(
+            ("id",),
+            f"id '{entry_id}' must equal the file name '{stem}.yaml'; rename one of them",
+            codes.ID_NOT_FILE_NAME,
+        )
     yield from _check_causes(data, located)
     yield from _check_symptom_count(data, located)
     yield from _check_signatures(data, located)
@@ -265,6 +275,7 @@ def _check_symptom_count(data: dict, located: Located) -> Iterator[Problem]:
             ("symptoms",),
             f"lists {len(symptoms)} symptom; give at least {MIN_SYMPTOMS} rows of what one observes, "
             "each naming the cause it points to, so a reader can tell the causes apart",
+            codes.TOO_FEW_SYMPTOMS,
         )
 
 
@@ -278,6 +289,7 @@ def _check_placement(data: dict, located: Located, taxonomy: Taxonomy, folder: s
             ("category",),
             f"category '{category}' but the file is in the folder '{folder}'; "
             f"move it to {category}/ (the folder names the category) or change the category",
+            codes.WRONG_FOLDER,
         )
     if "signatures" not in data and not taxonomy.categories[category].signatures_optional:
         optional = sorted(key for key, info in taxonomy.categories.items() if info.signatures_optional)
@@ -285,6 +297,7 @@ def _check_placement(data: dict, located: Located, taxonomy: Taxonomy, folder: s
             ("signatures",),
             "no signatures: add the error line a log shows (a literal or a regex, with its source), so that "
             f"`mlfail` and the diagnose page find this entry; only {', '.join(optional) or 'no'} entries may have none",
+            codes.NO_SIGNATURE,
         )
 
 
@@ -310,7 +323,9 @@ def _check_causes(data: dict, located: Located) -> Iterator[Problem]:
         if not isinstance(cause_id, str):
             continue
         if cause_id in seen:
-            yield located.problem(("causes", index, "id"), f"cause id '{cause_id}' is used twice in this entry")
+            yield located.problem(
+                ("causes", index, "id"), f"cause id '{cause_id}' is used twice in this entry", codes.SYMPTOM_CAUSE
+            )
         seen.add(cause_id)
     if not seen:
         return
@@ -321,6 +336,7 @@ def _check_causes(data: dict, located: Located) -> Iterator[Problem]:
             yield located.problem(
                 ("symptoms", index, "cause"),
                 f"unknown cause '{named}'{suggest(named, seen)} (causes of this entry: {known})",
+                codes.SYMPTOM_CAUSE,
             )
 
 
@@ -331,6 +347,7 @@ def _check_signatures(data: dict, located: Located) -> Iterator[Problem]:
             ("signatures",),
             "every signature is `supporting: true`, so none can find this entry; a line that names the failure "
             "(the error message itself) must be a signature without `supporting`",
+            codes.ONLY_SUPPORTING,
         )
     for index, signature in signatures:
         matches = _signature_matcher(signature)
@@ -338,14 +355,14 @@ def _check_signatures(data: dict, located: Located) -> Iterator[Problem]:
             continue
         as_read = _signature_matcher(signature, normalised=True)
         if as_read is None:
-            yield located.problem(_kind_loc(signature, index), _UNREADABLE_AS_NORMALISED)
+            yield located.problem(_kind_loc(signature, index), _UNREADABLE_AS_NORMALISED, codes.EXAMPLE_MISMATCH)
             continue
         for number, example in _strings(signature.get("examples")):
             loc = ("signatures", index, "examples", number)
             if not matches(example[:MAX_LINE_LENGTH]):
-                yield located.problem(loc, _mismatch(signature, example[:MAX_LINE_LENGTH]))
+                yield located.problem(loc, _mismatch(signature, example[:MAX_LINE_LENGTH]), codes.EXAMPLE_MISMATCH)
             elif not as_read(normalise_text(example)[:MAX_LINE_LENGTH]):
-                yield located.problem(loc, _MISSED_AS_NORMALISED)
+                yield located.problem(loc, _MISSED_AS_NORMALISED, codes.EXAMPLE_MISMATCH)
 
 
 _UNREADABLE_AS_NORMALISED = (
@@ -430,18 +447,26 @@ def _check_own_links(data: dict, located: Located) -> Iterator[Problem]:
     own = {data.get("id"), *formers}
     for index, former in _strings(data.get("former_ids")):
         if former == data.get("id"):
-            yield located.problem(("former_ids", index), "a former id cannot be the entry's own id")
+            yield located.problem(
+                ("former_ids", index), "a former id cannot be the entry's own id", codes.SELF_OR_REPEATED_LINK
+            )
         elif former in formers[:index]:
-            yield located.problem(("former_ids", index), f"former id '{former}' is listed twice")
+            yield located.problem(
+                ("former_ids", index), f"former id '{former}' is listed twice", codes.SELF_OR_REPEATED_LINK
+            )
     targets: set[str] = set()
     for index, relation in _mappings(data.get("related")):
         target = relation.get("id")
         if not isinstance(target, str):
             continue
         if target in own:
-            yield located.problem(("related", index, "id"), "an entry cannot be related to itself")
+            yield located.problem(
+                ("related", index, "id"), "an entry cannot be related to itself", codes.SELF_OR_REPEATED_LINK
+            )
         elif target in targets:
-            yield located.problem(("related", index, "id"), f"'{target}' is already listed in `related`")
+            yield located.problem(
+                ("related", index, "id"), f"'{target}' is already listed in `related`", codes.SELF_OR_REPEATED_LINK
+            )
         targets.add(target)
 
 
@@ -455,16 +480,16 @@ def _check_taxonomy_keys(
     category = data.get("category")
     if isinstance(category, str) and _is_key(category) and category not in taxonomy.categories:
         hint = suggest(category, taxonomy.categories) or _known_keys("categories", taxonomy.categories)
-        yield located.problem(("category",), f"unknown category '{category}'{hint}")
+        yield located.problem(("category",), f"unknown category '{category}'{hint}", codes.TAXONOMY_KEY)
     tags = [tag for _, tag in _strings(data.get("tags"))]
     for index, tag in _strings(data.get("tags")):
         if not _is_key(tag):
             continue  # its format is the model's to report
         if tag not in taxonomy.tags:
             hint = suggest(tag, taxonomy.tags, aliases) or _known_keys("tags", taxonomy.tags)
-            yield located.problem(("tags", index), f"unknown tag '{tag}'{hint}")
+            yield located.problem(("tags", index), f"unknown tag '{tag}'{hint}", codes.TAXONOMY_KEY)
         elif tag in tags[:index]:
-            yield located.problem(("tags", index), f"tag '{tag}' is listed twice")
+            yield located.problem(("tags", index), f"tag '{tag}' is listed twice", codes.TAXONOMY_KEY)
 
 
 def _known_keys(kind: str, keys: Iterable[str], shown: int = 12) -> str:
@@ -480,9 +505,9 @@ def check_taxonomy(taxonomy: Taxonomy, located: Located) -> Iterator[Problem]:
         for index, alias in enumerate(tag.aliases or ()):
             loc = ("tags", key, "aliases", index)
             if alias in taxonomy.tags:
-                yield located.problem(loc, f"alias '{alias}' is already a tag of its own")
+                yield located.problem(loc, f"alias '{alias}' is already a tag of its own", codes.TAXONOMY)
             elif alias in owners:
-                yield located.problem(loc, f"alias '{alias}' is also an alias of '{owners[alias]}'")
+                yield located.problem(loc, f"alias '{alias}' is also an alias of '{owners[alias]}'", codes.TAXONOMY)
             owners.setdefault(alias, key)
 
 
@@ -509,8 +534,8 @@ def _check_ids_and_relations(
     for entry, located in entries:
         if entry.id in owner:
             _, first_located = owner[entry.id]
-            yield located.problem(("id",), f"id '{entry.id}' is also used by {first_located.path}")
-            yield first_located.problem(("id",), f"id '{entry.id}' is also used by {located.path}")
+            yield located.problem(("id",), f"id '{entry.id}' is also used by {first_located.path}", codes.ID_TWICE)
+            yield first_located.problem(("id",), f"id '{entry.id}' is also used by {located.path}", codes.ID_TWICE)
         else:
             owner[entry.id] = (entry, located)
     former_owner: dict[str, str] = {}
@@ -520,11 +545,13 @@ def _check_ids_and_relations(
                 continue
             if former in owner:
                 yield located.problem(
-                    ("former_ids", index), f"former id '{former}' is the id of {owner[former][1].path}"
+                    ("former_ids", index), f"former id '{former}' is the id of {owner[former][1].path}", codes.ID_TWICE
                 )
             elif former_owner.get(former, entry.id) != entry.id:
                 yield located.problem(
-                    ("former_ids", index), f"former id '{former}' is also claimed by {former_owner[former]}"
+                    ("former_ids", index),
+                    f"former id '{former}' is also claimed by {former_owner[former]}",
+                    codes.ID_TWICE,
                 )
             former_owner.setdefault(former, entry.id)
     yield from _check_relations(entries, owner, former_owner, invalid_ids)
@@ -544,10 +571,14 @@ def _check_relations(
                 continue  # reported by check_entry
             if relation.id not in known:
                 yield located.problem(
-                    ("related", index, "id"), f"no entry has the id '{relation.id}'{suggest(relation.id, owner)}"
+                    ("related", index, "id"),
+                    f"no entry has the id '{relation.id}'{suggest(relation.id, owner)}",
+                    codes.RELATED_NOT_FOUND,
                 )
             elif former_owner.get(relation.id, relation.id) == entry.id:
-                yield located.problem(("related", index, "id"), "an entry cannot be related to itself")
+                yield located.problem(
+                    ("related", index, "id"), "an entry cannot be related to itself", codes.SELF_OR_REPEATED_LINK
+                )
     yield from _check_resolved_duplicates(entries, former_owner)
 
 
@@ -564,6 +595,7 @@ def _check_connected(entries: Sequence[tuple[Entry, Located | CorpusLocated]]) -
                 ("id",),
                 "no entry is related to this one and it names none; add a `related` entry "
                 "(co-occurs, causes, caused-by, similar or see-also) to the failure closest to it",
+                codes.NOT_LINKED,
             )
 
 
@@ -577,6 +609,8 @@ def _check_resolved_duplicates(
             target = former_owner.get(relation.id, relation.id)
             if target in seen and seen[target] != relation.id:
                 yield located.problem(
-                    ("related", index, "id"), f"'{relation.id}' is the same entry as '{seen[target]}'"
+                    ("related", index, "id"),
+                    f"'{relation.id}' is the same entry as '{seen[target]}'",
+                    codes.SELF_OR_REPEATED_LINK,
                 )
             seen.setdefault(target, relation.id)

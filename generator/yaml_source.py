@@ -28,6 +28,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
+from . import problem_codes as codes
 from .problems import FILE_FIELD, Problem
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -78,10 +79,11 @@ class LocatedList(list):
 
 
 class YamlProblem(Exception):
-    def __init__(self, mark: Mark, message: str):
+    def __init__(self, mark: Mark, message: str, code: str = codes.YAML_NOT_PLAIN):
         super().__init__(message)
         self.mark = mark
         self.message = message
+        self.code = code
 
 
 @dataclass(slots=True)
@@ -100,7 +102,7 @@ def read_yaml_file(path: os.PathLike | str, display_path: str) -> Document:
         return _failed(display_path, problem)
     except OSError as error:
         reason = error.strerror or str(error)
-        return _failed(display_path, YamlProblem(Mark(1, 1), f"cannot read the file: {reason}"))
+        return _failed(display_path, YamlProblem(Mark(1, 1), f"cannot read the file: {reason}", codes.FILE_UNREADABLE))
     return parse_yaml_bytes(raw, display_path)
 
 
@@ -125,7 +127,7 @@ def _read_past_tabs(text: str, display_path: str, first: YamlProblem) -> Documen
     likely meant (2, 4 or 8), so the rest of the file is still checked."""
     lines = text.split("\n")
     tabbed = [number for number, line in enumerate(lines) if "\t" in line[: len(line) - len(line.lstrip(" \t"))]]
-    problems = [Problem(display_path, number + 1, 1, FILE_FIELD, TAB_MESSAGE) for number in tabbed]
+    problems = [Problem(display_path, number + 1, 1, FILE_FIELD, TAB_MESSAGE, codes.YAML_TAB) for number in tabbed]
     if not tabbed:
         return _failed(display_path, first)
     for width in (2, 4, 8):
@@ -142,7 +144,7 @@ def _read_past_tabs(text: str, display_path: str, first: YamlProblem) -> Documen
 def _failed(display_path: str, problem: YamlProblem) -> Document:
     return Document(
         None,
-        [Problem(display_path, problem.mark.line, problem.mark.column, FILE_FIELD, problem.message)],
+        [Problem(display_path, problem.mark.line, problem.mark.column, FILE_FIELD, problem.message, problem.code)],
     )
 
 
@@ -151,7 +153,9 @@ def _read_bounded(path: os.PathLike | str) -> bytes:
         raw = handle.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:
         raise YamlProblem(
-            Mark(1, 1), f"file is larger than {MAX_FILE_BYTES // 1024} KiB; an entry should be far smaller"
+            Mark(1, 1),
+            f"file is larger than {MAX_FILE_BYTES // 1024} KiB; an entry should be far smaller",
+            codes.FILE_UNREADABLE,
         )
     return raw
 
@@ -162,7 +166,9 @@ def _decode(raw: bytes) -> str:
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
         column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
-        raise YamlProblem(Mark(line, column), "bytes that are not UTF-8; save the file as UTF-8") from None
+        raise YamlProblem(
+            Mark(line, column), "bytes that are not UTF-8; save the file as UTF-8", codes.FILE_UNREADABLE
+        ) from None
     return text.removeprefix("\ufeff")
 
 
@@ -270,7 +276,9 @@ class _TreeBuilder:
         container = self.stack.pop()
         self.top = self.stack[-1] if self.stack else None
         if container.is_mapping and container.pending_key is not _NO_KEY:
-            raise YamlProblem(Mark(*container.value.mark), "mapping ends with a key that has no value")
+            raise YamlProblem(
+                Mark(*container.value.mark), "mapping ends with a key that has no value", codes.YAML_SYNTAX
+            )
         if container.anchor is not None:
             self.anchors[container.anchor] = (container.value, container.size)
         self._add(container.value, container.size, container.value.mark)
@@ -328,6 +336,7 @@ class _TreeBuilder:
                 again[1],
                 _field_of(self.stack, key),
                 f"duplicate key '{key}' (first at line {first[0]}); YAML keeps only one, so remove or merge them",
+                codes.YAML_DUPLICATE_KEY,
             )
         )
 
@@ -380,10 +389,10 @@ def _syntax_problem(error: yaml.MarkedYAMLError, text: str) -> YamlProblem:
     mark = error.problem_mark or error.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
     if mark is not None and _tab_at(text, mark.line, mark.column):
-        return YamlProblem(Mark(line, column), TAB_MESSAGE)
+        return YamlProblem(Mark(line, column), TAB_MESSAGE, codes.YAML_TAB)
     parts = [part for part in (error.context, error.problem) if part]
     message = "; ".join(parts) if parts else "invalid YAML"
-    return YamlProblem(Mark(line, column), f"invalid YAML: {message}{_syntax_hint(message)}")
+    return YamlProblem(Mark(line, column), f"invalid YAML: {message}{_syntax_hint(message)}", codes.YAML_SYNTAX)
 
 
 _SYNTAX_HINTS = {
@@ -401,7 +410,9 @@ def _reader_problem(error: yaml.reader.ReaderError, text: str) -> YamlProblem:
     line = text.count("\n", 0, position) + 1
     column = position - (text.rfind("\n", 0, position) + 1) + 1
     character = error.character if isinstance(error.character, str) else chr(error.character)
-    return YamlProblem(Mark(line, column), f"character U+{ord(character):04X} is not allowed in YAML; remove it")
+    return YamlProblem(
+        Mark(line, column), f"character U+{ord(character):04X} is not allowed in YAML; remove it", codes.YAML_SYNTAX
+    )
 
 
 def _tab_at(text: str, line: int, column: int) -> bool:
@@ -439,9 +450,9 @@ class Located:
         self.path = path
         self.data = data
 
-    def problem(self, loc: Loc, message: str, at_key: bool = False) -> Problem:
+    def problem(self, loc: Loc, message: str, code: str, at_key: bool = False) -> Problem:
         line, column = self.mark(loc, at_key)
-        return Problem(self.path, line, column, field_path(loc), message)
+        return Problem(self.path, line, column, field_path(loc), message, code)
 
     def mark(self, loc: Loc, at_key: bool = False) -> Mark:
         """The position of the deepest part of `loc` that exists in the source."""

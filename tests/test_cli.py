@@ -36,9 +36,11 @@ def test_validate_reports_every_problem_sorted_with_paths_as_given(corpus):
     assert problems == sorted(
         problems, key=lambda line: (line.split(":")[0], int(line.split(":")[1]), int(line.split(":")[2]))
     )
-    assert any(line.startswith("entries/memory/b-entry.yaml:5:11: error: severity: ") for line in problems)
+    assert any(line.startswith("entries/memory/b-entry.yaml:5:11: error[FE203]: severity: ") for line in problems)
     assert any(
-        line.startswith("entries/memory/b-entry.yaml:6:8: error: tags[0]: unknown tag 'zero3'; did you mean 'zero-3'?")
+        line.startswith(
+            "entries/memory/b-entry.yaml:6:8: error[FE307]: tags[0]: unknown tag 'zero3'; did you mean 'zero-3'?"
+        )
         for line in problems
     )
     assert any(line.startswith("entries/performance/a-entry.yaml:") and "symtoms" in line for line in problems)
@@ -68,7 +70,7 @@ def test_github_annotations(corpus):
     result = run("validate", "entries", "--format", "github", cwd=corpus.root.parent)
     assert result.returncode == 1
     line = result.stdout.strip().splitlines()[0]
-    assert line.startswith("::error file=entries/memory/cuda-oom-example.yaml,line=5,col=11,title=severity::")
+    assert line.startswith("::error file=entries/memory/cuda-oom-example.yaml,line=5,col=11,title=FE203 severity::")
 
 
 def test_new_writes_a_scaffold_that_fails_until_filled(corpus):
@@ -104,9 +106,7 @@ def test_new_writes_a_scaffold_that_fails_until_filled(corpus):
         assert f"\n{field}" in text
     check = run("validate", "entries", cwd=root)
     assert check.returncode == 1
-    flagged = {
-        line.split(": error: ")[1].split(":")[0] for line in check.stdout.splitlines() if "my-new-failure" in line
-    }
+    flagged = {line.split("]: ")[1].split(":")[0] for line in check.stdout.splitlines() if "my-new-failure" in line}
     assert {
         "title",
         "summary",

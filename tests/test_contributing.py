@@ -68,7 +68,7 @@ def test_the_commit_hook_stops_an_invalid_entry_without_an_activated_venv(tmp_pa
     _git(repo, "add", "entries")
     refused = _git(repo, "commit", "-q", "-m", "new entry")
     assert refused.returncode != 0
-    assert "entries/memory/cuda-oom-example.yaml:5:11: error: severity:" in refused.stdout + refused.stderr
+    assert "entries/memory/cuda-oom-example.yaml:5:11: error[FE203]: severity:" in refused.stdout + refused.stderr
     (repo / "entries" / entry.relative_to(corpus.root)).write_text(entry.read_text())
     _git(repo, "add", "entries")
     accepted = _git(repo, "commit", "-q", "-m", "new entry")

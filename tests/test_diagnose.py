@@ -152,7 +152,7 @@ def test_invalid_entries_are_an_error(tmp_path, cache):
     broken.write_text(broken.read_text().replace("severity: medium", "severity: huge"))
     result = diagnose(str(FIXTURES / "alpha.log"), cache=cache, entries=entries)
     assert result.returncode == 2
-    assert b"beta-failure.yaml:5:11: error: severity" in result.stderr and b"Traceback" not in result.stderr
+    assert b"beta-failure.yaml:5:11: error[FE203]: severity" in result.stderr and b"Traceback" not in result.stderr
 
 
 def test_the_cached_index_follows_edits(tmp_path, cache):

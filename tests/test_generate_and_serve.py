@@ -121,7 +121,7 @@ def test_serve_shows_the_problems_of_an_invalid_entry_and_recovers(tmp_path, mod
         entry = project / "entries" / "memory" / "beta-failure.yaml"
         valid = entry.read_text()
         entry.write_text(valid.replace("severity: medium", "severity: huge"))
-        shown = "entries/memory/beta-failure.yaml:5:11: error: severity:"
+        shown = "entries/memory/beta-failure.yaml:5:11: error[FE203]: severity:"
         assert wait_for(lambda: shown in (fetch(page) or ""), 60), "the entry's page lists the problem"
         assert shown in (fetch(base) or ""), "so does the home page"
         assert "Beta fragmentation" in (fetch(page) or ""), "with the last valid version below"

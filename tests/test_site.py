@@ -384,7 +384,7 @@ def test_invalid_entries_stop_the_build_with_located_lines(tmp_path):
     broken.write_text(broken.read_text().replace("severity: medium", "severity: huge"))
     result = build(project)
     assert result.returncode != 0
-    assert "entries/memory/beta-failure.yaml:5:11: error: severity: " in result.stderr
+    assert "entries/memory/beta-failure.yaml:5:11: error[FE203]: severity: " in result.stderr
     assert "Traceback" not in result.stderr
     assert not (project / "site" / "failures").exists()
     assert not any(path.name.endswith(".md") and "failures" in str(path) for path in (project / "docs").rglob("*"))
@@ -404,3 +404,12 @@ def test_the_browsers_scripts_share_the_python_sides_limits_and_words(site):
     for name in ("diagnose-matcher.js", "search.js"):
         source = (REPO / "docs" / "assets" / "javascripts" / name).read_text()
         assert "4096" not in source and "FeShared" in source, name
+
+
+def test_entry_format_page_lists_every_problem_code(site):
+    from generator.problem_codes import PROBLEM_CODES
+
+    body = article(site, "contributing/entry-format")
+    rows = body.find("h2", id="problem-codes").find_next("table").select("tbody tr")
+    assert [row.select_one("code")["id"] for row in rows] == [code.lower() for code in PROBLEM_CODES]
+    assert "What to do" in body.find("h2", id="problem-codes").find_next("table").get_text()

@@ -8,6 +8,7 @@ from generator.loading import load_encyclopedia
 from generator.problems import Problem
 
 from .conftest import SOURCE, entry_yaml
+from .site_build import REPO
 
 
 def check(corpus) -> list[Problem]:
@@ -588,3 +589,28 @@ def test_a_real_field_at_the_wrong_level_is_not_suggested_as_itself(corpus):
     assert "did you mean 'fix'" not in problem.message
     assert "'fix' is a field of the entry and a cause" in problem.message
     assert source_at(problem).startswith("fix:")
+
+
+def test_every_problem_code_is_documented_and_used():
+    """The codes the validator can print are exactly the documented ones: each name in
+    problem_codes maps to a documented code, and each documented code is reported somewhere."""
+    import re
+
+    from generator import problem_codes
+
+    source = "\n".join(path.read_text() for path in (REPO / "generator").glob("*.py"))
+    names = set(re.findall(r"\bcodes\.([A-Z_]+)\b", source))
+    named = {name: getattr(problem_codes, name) for name in names}
+    assert set(named.values()) == set(problem_codes.PROBLEM_CODES), "a code nobody reports, or one not documented"
+
+
+def test_problem_lines_carry_their_code(corpus):
+
+    corpus.entry("a-entry", severity="huge", tags="[zero3]")
+    corpus.write("memory/broken.yaml", "id: [\n")
+    corpus.write("memory/tabbed.yaml", "id: tabbed\n\ttitle: x\n")
+    lines = [problem.format() for problem in load_encyclopedia(corpus.root).problems]
+    assert any(":5:11: error[FE203]: severity: must be one of" in line for line in lines)
+    assert any(": error[FE307]: tags[0]: unknown tag 'zero3'" in line for line in lines)
+    assert any("broken.yaml" in line and "error[FE102]: (file): invalid YAML" in line for line in lines)
+    assert any("tabbed.yaml:2:1: error[FE103]: (file): tab character" in line for line in lines)
