@@ -28,6 +28,9 @@ class LoadResult:
     encyclopedia: Encyclopedia | None
     problems: list[Problem] = field(default_factory=list)
     files: int = 0  # entry files read
+    # With problems: the entries that are valid on their own, their links to the others dropped
+    # (None if the taxonomy is unusable). Only a preview shows it, beside the problems.
+    partial: Encyclopedia | None = None
 
     @property
     def ok(self) -> bool:
@@ -132,8 +135,26 @@ def _load(entries_arg: str, cache: FileCache | None) -> LoadResult:
     problems.extend(check_corpus(valid, invalid_ids))
     problems.sort()
     if problems or taxonomy is None:
-        return LoadResult(None, problems, len(files))
+        return LoadResult(None, problems, len(files), _partial(taxonomy, valid, sources))
     return LoadResult(Encyclopedia(taxonomy, [entry for entry, _ in valid], sources), [], len(files))
+
+
+def _partial(
+    taxonomy: Taxonomy | None, valid: list[tuple[Entry, CorpusLocated]], sources: dict[str, str]
+) -> Encyclopedia | None:
+    """The valid entries as an encyclopedia of their own: relations to an entry that is not among
+    them are left out, so every page can still be made."""
+    if taxonomy is None:
+        return None
+    entries = {entry.id: entry for entry, _ in valid}  # a duplicated id: the first file's entry
+    known = set(entries) | {former for entry in entries.values() for former in entry.former_ids or ()}
+    kept = [
+        entry.model_copy(update={"related": [link for link in entry.related if link.id in known] or None})
+        if entry.related and any(link.id not in known for link in entry.related)
+        else entry
+        for entry in entries.values()
+    ]
+    return Encyclopedia(taxonomy, kept, sources)
 
 
 def _stamp(path: Path) -> tuple[int, int]:

@@ -44,7 +44,7 @@ from mkdocs.structure.pages import Page as MkDocsPage
 
 from .encyclopedia import Encyclopedia
 from .history import entry_history
-from .loading import FileCache, load_encyclopedia
+from .loading import TAXONOMY_FILE, FileCache, load_encyclopedia
 from .problems import EntriesFolderError, Problem
 from .relocatable import relocatable_404
 from .rendering import HOME, Renderer, SiteOptions
@@ -136,6 +136,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             if docs_file.edit_uri is not None:
                 docs_file.edit_uri = f"{self.docs_prefix}/{docs_file.src_uri}"
         markdown, edit_paths, rendered = self._markdown(renderer)
+        markdown |= self._placeholders(markdown)
         # Pages that show the problems now, or showed them in the last build, are made again.
         flagged = self._pages_to_flag(markdown)
         redo, self.flagged = flagged | self.flagged, flagged
@@ -262,20 +263,30 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         except EntriesFolderError as error:
             raise Abort(f"encyclopedia: {error}") from None
         if result.encyclopedia is None:
-            if self.serving and self.last_valid is not None:
+            shown_instead = self.last_valid or result.partial
+            if self.serving and shown_instead is not None:
                 # A preview never stops or hangs on a mistake: it keeps the last valid
-                # entries, shows the problems on the pages concerned and recovers on the next
-                # save. Logged as info: a warning would abort a strict build, and the preview with it.
+                # entries (or, when it starts on a mistake, the entries valid on their own),
+                # shows the problems on the pages concerned and recovers on the next save.
+                # Logged as info: a warning would abort a strict build, and the preview with it.
                 for problem in result.problems:
                     log.info(problem.format())
                 log.info("encyclopedia: the preview shows the last valid entries until these are fixed")
                 self.problems = tuple(result.problems)
-                return self.last_valid
+                return shown_instead
             for problem in result.problems:
                 log.error(problem.format())
             raise Abort(f"encyclopedia: {len(result.problems)} problem(s) in the entries; nothing was built")
         self.problems, self.last_valid = (), result.encyclopedia
         return result.encyclopedia
+
+    def _placeholders(self, markdown: dict[str, str]) -> dict[str, str]:
+        """A page for each entry with problems that has no valid version to show yet (the preview
+        started on it): the address `make serve` printed answers with the validator's lines."""
+        files = {Path(problem.path) for problem in self.problems if Path(problem.path).name != TAXONOMY_FILE}
+        missing = {entry_src(path.stem) for path in files} - markdown.keys()
+        text = "This entry has no valid version yet: fix the problems above and save."
+        return {src_uri: f"# {src_uri.split('/')[1]}\n\n{text}\n" for src_uri in sorted(missing)}
 
     def _pages_to_flag(self, markdown: dict[str, str]) -> frozenset[str]:
         """The home page and the pages of the entries that have problems."""

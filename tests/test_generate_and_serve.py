@@ -135,3 +135,29 @@ def test_serve_shows_the_problems_of_an_invalid_entry_and_recovers(tmp_path, mod
     finally:
         server.terminate()
         server.wait(timeout=20)
+
+
+def test_a_preview_that_starts_on_a_broken_entry_shows_the_rest_and_the_problems(tmp_path):
+    """`make serve` with an invalid entry from the start: the other entries are shown, the broken
+    entry's address answers with the validator's lines, and the first valid save shows it."""
+    project = tmp_path / "project"
+    make_project(project, FIXTURE_ENTRIES)
+    entry = project / "entries" / "memory" / "beta-failure.yaml"
+    valid = entry.read_text()
+    entry.write_text(valid.replace("severity: medium", "severity: huge"))
+    port = free_port()
+    server = start_preview(project, ["--dirty", "--no-strict"], port, log=tmp_path / "serve.log")
+    base_path = urllib.parse.urlsplit(yaml.safe_load((REPO / "mkdocs.yml").read_text())["site_url"]).path
+    base = f"http://127.0.0.1:{port}{base_path}"
+    shown = "entries/memory/beta-failure.yaml:5:11: error[FE203]: severity:"
+    try:
+        assert wait_for(lambda: shown in (fetch(base) or ""), 90), "the home page lists the problem"
+        assert "Alpha failure with CUDA out of memory" in (fetch(base + "failures/alpha-failure/") or "")
+        broken = fetch(base + "failures/beta-failure/") or ""
+        assert shown in broken and "no valid version yet" in broken
+        entry.write_text(valid)
+        assert wait_for(lambda: "Beta fragmentation" in (fetch(base + "failures/beta-failure/") or ""), 60)
+        assert wait_for(lambda: "problem(s) in the entries" not in (fetch(base) or ""), 60)
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
