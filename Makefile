@@ -17,14 +17,20 @@ PORT ?= 8000
 
 # Re-install whenever the project's dependencies change. $(STAMP): everything (site, tests, lint);
 # $(CORE_STAMP): only what validating entries needs, for `make validate` and the commit hook.
+# The editable install is needed for the MkDocs plugin's entry point. setuptools notes that such an
+# install may let same-named folders of the working directory win imports: here that is the
+# point (a checkout reads its own entries/ and templates/, generator/resources.py), so that one
+# notice is silenced, nothing else.
 $(STAMP): pyproject.toml constraints.txt
 	@$(MAKE) --no-print-directory venv
-	$(PY) -m pip install --quiet --constraint constraints.txt --editable '.[site,test,lint]'
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet --constraint constraints.txt --editable '.[site,test,lint]'
 	@touch $(STAMP) $(CORE_STAMP)
 
+# Validating needs only the package's own dependencies: `python -m generator` runs from this
+# checkout, so the package itself is not built or installed.
 $(CORE_STAMP): pyproject.toml constraints.txt
 	@$(MAKE) --no-print-directory venv
-	$(PY) -m pip install --quiet --constraint constraints.txt --editable .
+	$(PY) -m pip install --quiet --constraint constraints.txt $$($(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))')
 	@touch $(CORE_STAMP)
 
 venv:
