@@ -51,7 +51,8 @@ def open_page(chromium, base_url: str, path: str, viewport=DESKTOP, scheme: str 
 
 def shoot(page: WatchedPage, name: str, selector: str | None = None) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
-    if selector:
+    if selector:  # the sticky header would lie across a picture taller than the window
+        page.page.add_style_tag(content=".md-header, .md-tabs { position: static !important; }")
         page.page.locator(selector).first.screenshot(path=str(ARTIFACTS / f"{name}.png"))
     else:
         page.screenshot(name)
