@@ -268,7 +268,7 @@ def test_hostile_html_shows_as_text(site):
     soup = page(site, "failures/gamma-failure")
     body = soup.select_one("article")
     body.select_one("a.md-content__button").decompose()  # the theme's edit button and its icon
-    for figure in body.select("figure.fe-graph, details.fe-graph__text"):  # our pictures: their text is text too
+    for figure in body.select("figure.fe-map, details.fe-pattern"):  # our pictures and folded patterns: text too
         assert figure.find(["script", "iframe", "img", "style", "foreignobject", "b"]) is None
         figure.decompose()
     assert body.find(["script", "iframe", "img", "svg", "style", "b", "details"]) is None
