@@ -39,6 +39,19 @@ def entry_history(entries_dir: Path) -> dict[str, FileHistory]:
     return parse_log(result.stdout)
 
 
+def commit_epoch(folder: Path) -> str | None:
+    """The commit time of the checkout's HEAD (seconds since the epoch, as text), or None outside
+    a git checkout: the date a reproducible build stamps on its output (SOURCE_DATE_EPOCH)."""
+    try:
+        result = subprocess.run(
+            ["git", "log", "-1", "--format=%ct"], cwd=folder, capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    epoch = result.stdout.strip()
+    return epoch if result.returncode == 0 and epoch.isdigit() else None
+
+
 def parse_log(output: str) -> dict[str, FileHistory]:
     """Read `git log --format=%x00%as --name-status -M`, newest commit first. A file renamed in
     a commit keeps its history: older commits of its former path count for its current one."""

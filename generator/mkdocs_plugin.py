@@ -43,7 +43,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page as MkDocsPage
 
 from .encyclopedia import Encyclopedia
-from .history import entry_history
+from .history import commit_epoch, entry_history
 from .loading import TAXONOMY_FILE, FileCache, load_encyclopedia
 from .problems import EntriesFolderError, Problem
 from .relocatable import relocatable_404
@@ -76,6 +76,16 @@ def _index_for_search(site_dir: str) -> None:
     if result.returncode != 0:
         raise Abort(f"encyclopedia: indexing the site for search failed: {(result.stderr or result.stdout).strip()}")
     log.info("encyclopedia: search index written in %.1f s", time.monotonic() - started)
+
+
+def _date_builds_by_commit(root: Path) -> None:
+    """Two builds of one commit write the same bytes: MkDocs dates the sitemap (and the gzip
+    header of sitemap.xml.gz) with SOURCE_DATE_EPOCH when it is set, else with the clock, so
+    a build of a git checkout takes the commit's time. A value given by the caller wins."""
+    if "SOURCE_DATE_EPOCH" not in os.environ:
+        epoch = commit_epoch(root)
+        if epoch is not None:
+            os.environ["SOURCE_DATE_EPOCH"] = epoch
 
 
 class EncyclopediaConfig(Config):
@@ -114,6 +124,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
         root = Path(config.config_file_path).resolve().parent
+        _date_builds_by_commit(root)
         self.entries_dir = (root / self.config.entries).resolve()
         self.templates_dir = (root / self.config.templates).resolve()
         self.options = SiteOptions(

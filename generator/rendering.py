@@ -19,7 +19,7 @@ import json
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -244,11 +244,11 @@ class Renderer:
 
     def home_page(self) -> Page:
         encyclopedia = self.encyclopedia
-        tag_counts = Counter(tag for entry in encyclopedia.entries.values() for tag in set(entry.tags))
+        tag_counts = _tag_counts(encyclopedia.entries.values())
         return self._render(
             "home.md.j2",
             HOME,
-            top_tags=[tag for tag, _ in tag_counts.most_common(12)],
+            top_tags=_most_common(tag_counts, 12),
             tag_counts=tag_counts,
             recent=self.recent_changes(RECENT_CHANGES),
             signature_count=len(encyclopedia.signatures),
@@ -304,14 +304,14 @@ class Renderer:
 
     def category_page(self, category: str) -> Page:
         entries = self._ranked(self.encyclopedia.by_category[category])
-        tag_counts = Counter(tag for entry in entries for tag in set(entry.tags))
+        tag_counts = _tag_counts(entries)
         return self._render(
             "category.md.j2",
             category_src(category),
             category=category,
             info=self.encyclopedia.taxonomy.categories[category],
             entries=entries,
-            tags=[tag for tag, _ in tag_counts.most_common(10)],
+            tags=_most_common(tag_counts, 10),
             tag_counts=tag_counts,
             chains=graphs.hub_chains(self.encyclopedia, entries),
         )
@@ -416,6 +416,17 @@ class Renderer:
 
 
 _REGEX_TOKEN = re.compile(r"\\(.)|\[(?:\\.|[^\]])*\]|\(\?:|\{[0-9,]*\}|([(){}|*+?^$.])|(.)", re.DOTALL)
+
+
+def _tag_counts(entries: Iterable[Entry]) -> Counter[str]:
+    """How many of the entries have each tag (a tag written twice counts once)."""
+    return Counter(tag for entry in entries for tag in dict.fromkeys(entry.tags))
+
+
+def _most_common(counts: Counter[str], limit: int) -> list[str]:
+    """The `limit` commonest keys, ties by key: never by insertion or hash order, so every
+    build of a commit writes the same page."""
+    return [key for key, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]]
 
 
 def search_terms(entry: Entry, taxonomy: Taxonomy) -> str:

@@ -25,8 +25,12 @@ def make_project(root: Path, entries: Path) -> Path:
     return root / "mkdocs.yml"
 
 
-def build(project: Path, *extra: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+def build(
+    project: Path, *extra: str, timeout: float = 600, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess:
+    """`mkdocs build --strict` of `project` into project/site; `env` adds variables to the
+    environment (None removes one)."""
+    env = {key: value for key, value in {**os.environ, "NO_MKDOCS_2_WARNING": "1", **(env or {})}.items() if value}
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(project / "site"), *extra],
         cwd=project,

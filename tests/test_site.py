@@ -364,15 +364,15 @@ def test_search_card_holds_signature_words_and_tag_aliases_not_log_noise(site):
     assert meta.startswith("terms:") and "ALPHA_STATUS_ALLOC_FAILED" in meta
 
 
-def test_search_weights_and_filters(site):
+def test_search_weights(site):
     body = page(site, "failures/alpha-failure").select_one("[data-pagefind-body]")
     assert body.select_one("section.fe-prose")["data-pagefind-weight"] == "0.5"  # long prose counts little
     examples = body.select(".fe-logline__lines[data-pagefind-ignore] code")
     assert examples, "example log lines (paths, user names) stay out of the index"
     assert not body.select_one("details.fe-pattern").find_parent(attrs={"data-pagefind-ignore": True})
-    assert body.select_one("[data-pagefind-filter='category']").get_text(strip=True) == "Memory"
-    assert body.select_one("[data-pagefind-filter='severity']").get_text(strip=True) == "high"
-    assert body.select_one("[data-pagefind-filter='tag:alpha-tag']") is not None
+    # No Pagefind filters: no search UI uses them, and Pagefind writes them in hash order, which
+    # would make two builds of one commit differ (test_reproducible.py).
+    assert not body.select("[data-pagefind-filter]")
     related = body.find("h2", id="related-failures").find_parent("div")
     assert related.has_attr("data-pagefind-ignore"), "other entries' titles are not this entry's words"
 
