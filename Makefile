@@ -13,7 +13,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export NO_MKDOCS_2_WARNING := 1
 PORT ?= 8000
 
-.PHONY: site test lint serve serve-full validate schema bench clean browser check-pythons hooks venv
+.PHONY: site test test-all-pages lint serve serve-full validate schema bench clean browser check-pythons hooks venv
 
 # Re-install whenever the project's dependencies change. $(STAMP): everything (site, tests, lint);
 # $(CORE_STAMP): only what validating entries needs, for `make validate` and the commit hook.
@@ -47,8 +47,16 @@ site: $(STAMP)
 check-pythons:
 	@found=""; for py in python3.11 python3.12 python3.13; do 		$$py -c 'import sys' >/dev/null 2>&1 || continue; 		found="$$found $$py"; dir=$$(mktemp -d); echo "== $$py: $$($$py -V 2>&1)"; 		if $(MAKE) --no-print-directory site PYTHON=$$py VENV=$$dir/venv SITE_DIR=$$dir/site >$$dir/log 2>&1; 		then echo "   site built"; rm -rf $$dir; 		else tail -5 $$dir/log; echo "   FAILED with $$py (full log: $$dir/log)"; exit 1; fi; 	done; 	[ -n "$$found" ] || { echo "none of python3.11, python3.12, python3.13 runs here"; exit 1; }
 
+# The suite runs on every core (pytest-xdist) in a random order (pytest-randomly, which prints its
+# seed: `make test PYTEST_ARGS="-p randomly --randomly-seed=N"` repeats an order). The browser
+# checks of every page sample the entry pages; `make test-all-pages` checks them all (releases).
+TEST_WORKERS ?= auto
+PYTEST_ARGS ?=
 test: $(STAMP) browser
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+
+test-all-pages: $(STAMP) browser
+	ALL_PAGES=1 $(PY) -m pytest -n $(TEST_WORKERS) tests/test_browser_pages.py $(PYTEST_ARGS)
 
 # The browser tests drive Debian's Chromium and the HTML check runs the Nu validator on
 # Java: install them once when they are missing.

@@ -36,7 +36,7 @@ from .normalise import normalise_regex, normalise_text
 from .problem_codes import PROBLEM_CODES
 from .regex_subset import required_literal
 from .resources import TEMPLATES_DIR
-from .search import NOISE, STOPWORDS, SYNONYMS
+from .search import CODE, CODE_MATCH, CODE_SPELLING, CODE_WEIGHTS, NOISE, STOPWORDS, SYNONYMS
 from .triage import RANK_PATTERNS
 from .urls import (
     CATEGORIES_INDEX,
@@ -359,6 +359,10 @@ class Renderer:
             "stopwords": sorted(STOPWORDS),
             "synonyms": {word: list(expansion) for word, expansion in SYNONYMS.items()},
             "noise": NOISE.pattern,
+            "code": CODE.pattern,
+            "codeSpelling": CODE_SPELLING.pattern,
+            "codeWeights": CODE_WEIGHTS,
+            "codeMatch": CODE_MATCH,
         }
         body = json.dumps(shared, ensure_ascii=False, separators=(",", ":"))
         return f"/* Generated from generator/ by the site build: do not edit. */\nself.FeShared = {body};\n"

@@ -8,7 +8,11 @@ matching the error. Then the words count, as an engineer means them:
 - tag keys and their aliases stand for their tag (`zero3` is ZeRO-3, `oom` is out of memory);
 - a word weighs more in a title, a tag or a signature than in a symptom, more there than in
   the quick answer or a cause; each place it appears adds (with diminishing returns), and
-  the rarer it is across the encyclopedia, the more it counts.
+  the rarer it is across the encyclopedia, the more it counts;
+- a code (`ncclSystemError`, `CUBLAS_STATUS_ALLOC_FAILED`, `Xid 79`, `EADDRINUSE`) names its
+  failure however short the query: the entries whose title or signatures carry it rank above
+  word matches, the fewer such entries the higher;
+- ties are broken by title, so the same query always lists the same entries in the same order.
 """
 
 from __future__ import annotations
@@ -72,6 +76,21 @@ STOPWORDS = frozenset(
         "with",
     ]
 )
+# What a code is (the browser's search reads the same patterns, from shared.js): identifiers that
+# name one error, and numbered codes. A code found in an entry's title counts most, then in its
+# primary signatures, then anywhere else in its text (examples, supporting lines, symptoms).
+CODE = re.compile(
+    r"\b(?:[a-z]+[A-Z][A-Za-z0-9]*"  # lowerCamel: ncclSystemError, cudaErrorIllegalAddress
+    r"|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+){2,}"  # three humps or more: ChildFailedError, OutOfMemoryError
+    r"|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"  # CUBLAS_STATUS_ALLOC_FAILED, IBV_WC_RETRY_EXC_ERR
+    r"|E(?:ADDRINUSE|CONNREFUSED|CONNRESET|NOSPC|NOMEM|TIMEDOUT|DQUOT|STALE|ACCES|NOENT|PIPE|HOSTUNREACH|NETUNREACH)"
+    r"|SIG(?:SEGV|KILL|TERM|ABRT|BUS|ILL|FPE|INT|HUP|PIPE)"
+    r"|[A-Z]{2,}[0-9]{2,}"  # FE203
+    r"|Xid(?: \(PCI:[0-9A-Fa-f:.]+\))?[ :,]+[0-9]{1,3})\b"  # Xid 79; NVRM: Xid (PCI:0000:3b:00): 79
+)
+CODE_SPELLING = re.compile(r"\s*\(pci:[^)]*\)|[^a-z0-9_]+")  # Xid (PCI:...): 79 and Xid 79 are one code
+CODE_WEIGHTS = {"title": 3.0, "signature": 2.0, "text": 1.0}
+CODE_MATCH = 50.0  # a code in one entry's title: 150, above what words add up to
 # Common ways of writing a failure that no tag alias spells.
 SYNONYMS = {"oom": ("out", "memory"), "ooms": ("out", "memory"), "nans": ("nan",), "hang": ("hangs",)}
 
@@ -99,6 +118,12 @@ def terms(text: str) -> list[str]:
     return found
 
 
+def codes(text: str) -> list[str]:
+    """The codes a text names, in a canonical spelling (lowercase, one space between parts)."""
+    found = (" ".join(CODE_SPELLING.sub(" ", code.lower()).split()) for code in CODE.findall(normalise_text(text)))
+    return list(dict.fromkeys(found))
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     entry_id: str
@@ -115,28 +140,42 @@ class SearchIndex:
         self.matcher = matcher
         self.postings: dict[str, dict[str, float]] = defaultdict(dict)  # term -> entry -> summed field weights
         self.tag_terms: dict[str, str] = {}  # a tag key or alias, without hyphens -> the tag key
+        self.code_postings: dict[str, dict[str, float]] = defaultdict(dict)  # code -> entry -> CODE_WEIGHTS
+        self.tag_phrases: dict[tuple[str, ...], str] = {}  # a tag title of several words -> the tag key
         for key, tag in encyclopedia.taxonomy.tags.items():
             for spelling in (key, *(tag.aliases or ())):
                 self.tag_terms[spelling.replace("-", "")] = key
+            title_words = tuple(terms(tag.title))
+            if len(title_words) > 1:
+                self.tag_phrases[title_words] = key
         for entry in encyclopedia.entries.values():
             for key in entry.tags:
-                self.postings[f"tag:{key}"][entry.id] = FIELD_WEIGHTS["tag"]
+                self.postings[f"tag:{key}"][entry.id] = math.log1p(FIELD_WEIGHTS["tag"])  # as a word in one field
             weights: dict[str, float] = defaultdict(float)
             for field, text in _fields(entry, encyclopedia):
                 for term in set(terms(text)):
                     weights[term] += FIELD_WEIGHTS[field]  # found in the title and a signature: both count
             for term, weight in weights.items():
                 self.postings[term][entry.id] = math.log1p(weight)  # more mentions help, with diminishing returns
+            for code, weight in _code_weights(entry).items():
+                self.code_postings[code][entry.id] = weight
         total = len(encyclopedia.entries) or 1
         self.idf = {term: math.log(1 + total / len(found)) for term, found in self.postings.items()}
 
     def query_terms(self, query: str) -> list[str]:
+        """The query's terms, each followed by the tag it spells (`zero3`, or a tag's title such as
+        "out of memory" written out) and its synonyms."""
+        words = terms(query)
         found: list[str] = []
-        for term in terms(query):
+        for position, term in enumerate(words):
             found.append(term)
             tag = self.tag_terms.get(term.replace("-", ""))
             if tag:
                 found.append(f"tag:{tag}")
+            for phrase, key in self.tag_phrases.items():
+                start = position + 1 - len(phrase)
+                if start >= 0 and tuple(words[start : position + 1]) == phrase:
+                    found.append(f"tag:{key}")
             found.extend(SYNONYMS.get(term, ()))
         return list(dict.fromkeys(found))
 
@@ -145,6 +184,10 @@ class SearchIndex:
         for term in self.query_terms(query):
             for entry_id, weight in self.postings.get(term, {}).items():
                 scores[entry_id] += weight * self.idf[term]
+        for code in codes(query):
+            found = self.code_postings.get(code, {})
+            for entry_id, weight in found.items():
+                scores[entry_id] += CODE_MATCH * weight / len(found)
         matched = self._matching_error(query)
         for entry_id in matched:
             scores[entry_id] += SIGNATURE_MATCH
@@ -159,6 +202,22 @@ class SearchIndex:
             return []
         results = self.matcher.rank(self.matcher.scan(io.BytesIO(query.encode("utf-8", "replace"))))
         return [finding.entry_id for finding in triage(results, self.encyclopedia.causal_pairs).findings]
+
+
+def _code_weights(entry: Entry) -> dict[str, float]:
+    """Each code of the entry with the weight of the best place it appears in."""
+    places = [("title", entry.title)]
+    for signature in entry.signatures or ():
+        pattern = signature.literal if isinstance(signature, LiteralSignature) else re.sub(r"\\.", " ", signature.regex)
+        places.append(("text" if signature.supporting else "signature", pattern))
+        places.extend(("text", example) for example in signature.examples or ())
+    places.extend(("text", symptom.symptom) for symptom in entry.symptoms)
+    places.append(("text", entry.summary))
+    weights: dict[str, float] = {}
+    for place, text in places:
+        for code in codes(text):
+            weights[code] = max(weights.get(code, 0.0), CODE_WEIGHTS[place])
+    return weights
 
 
 def _fields(entry: Entry, encyclopedia: Encyclopedia) -> Iterable[tuple[str, str]]:

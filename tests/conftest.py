@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -99,13 +102,25 @@ def corpus(tmp_path: Path) -> Corpus:
 
 
 def _built(tmp_path_factory, entries: Path, name: str) -> Path:
+    """A site built once per test run: under pytest-xdist the workers share one build (the first
+    to ask builds it while the others wait on a lock), so parallel workers add no builds."""
     from .site_build import build, make_project
 
-    project = tmp_path_factory.mktemp(name)
-    make_project(project, entries)
-    result = build(project)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return project / "site"
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        root = tmp_path_factory.mktemp(name)
+    else:  # the workers' temporary folders share a parent that is new for each run
+        root = tmp_path_factory.getbasetemp().parent / name
+    root.mkdir(parents=True, exist_ok=True)
+    site, done = root / "project" / "site", root / "built"
+    with open(root / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(root / "project", ignore_errors=True)
+            make_project(root / "project", entries)
+            result = build(root / "project")
+            assert result.returncode == 0, result.stderr[-3000:]
+            done.touch()
+    return site
 
 
 @pytest.fixture(scope="session")

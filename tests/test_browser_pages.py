@@ -6,12 +6,14 @@ works under any deployment path. Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
+import json
 import os
+import random
 from pathlib import Path
 
 import pytest
 
-from .browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, WatchedPage, browser, require_chromium, serve, serve_as_host
+from .browser import ARTIFACTS, WatchedPage, browser, serve, serve_as_host
 
 pytestmark = pytest.mark.browser
 
@@ -58,54 +60,132 @@ def shoot(page: WatchedPage, name: str, selector: str | None = None) -> None:
         page.screenshot(name)
 
 
-# -- accessibility and width, every page -------------------------------------------------------
+# -- accessibility and width, every kind of page -------------------------------------------------
+
+# Every page that is not an entry (hubs, indexes, hand-written pages, the 404 page) is checked, and
+# of the entries: one for each optional part an entry page may show or leave out (so every branch
+# of the template is drawn), plus ENTRY_SAMPLE chosen at random with a seed that the run prints.
+# `make test-all-pages` (ALL_PAGES=1) checks every entry, for releases.
+ENTRY_SAMPLE = 40
+CHUNKS = 6  # test items, so that parallel workers share the pages; one browser context each
+FIRST_FIX_BOTTOM = "document.querySelector('article .admonition.tip').getBoundingClientRect().bottom"
+# The page has laid out: fonts loaded, Material's scripts run, two frames painted.
+SETTLED = """() => document.fonts.ready.then(() => new Promise(done =>
+    requestAnimationFrame(() => requestAnimationFrame(done))))"""
 
 
-def test_every_page_passes_axe_and_fits_a_phone(project_site, base_url):
-    """axe-core (no serious or critical violation) on every page at desktop width in the light
-    palette; then the same page at phone width must not scroll sideways. On every entry page the
-    quick answer and the first thing to do end above the fold, on the desktop and on the phone.
-    axe is loaded into each page before it runs, from the pinned axe-playwright-python wheel."""
+def entry_features(entry: dict) -> set[str]:
+    """The parts of the entry template that this entry's page draws."""
+    fix = entry["fix"]
+    signatures = entry.get("signatures", [])
+    features = {key for key in ("description", "observations", "faq", "prevention", "related") if key in entry}
+    features |= {f"fix.{key}" for key in ("steps", "code", "tradeoff") if key in fix}
+    features |= {f"signature.{kind}" for signature in signatures for kind in ("literal", "regex") if kind in signature}
+    if any(signature.get("supporting") for signature in signatures):
+        features.add("signature.supporting")
+    if any("examples" in signature for signature in signatures):
+        features.add("signature.examples")
+    if not signatures:
+        features.add("no-signatures")
+    if len(fix.get("code", [])) > 1:
+        features.add("fix.code.tabs")
+    if len(entry["causes"]) == 1:
+        features.add("one-cause")
+    return features
+
+
+def entry_pages_to_check(entries: list[dict], seed: int, sample: int = ENTRY_SAMPLE) -> list[str]:
+    """Entry URLs: for each part of the template, the first entry (by id) that draws it and the
+    first that leaves it out; then `sample` more, drawn with `seed`."""
+    entries = sorted(entries, key=lambda entry: entry["id"])
+    features = {entry["id"]: entry_features(entry) for entry in entries}
+    every = set().union(*features.values())
+    chosen: dict[str, None] = {}
+    for feature in sorted(every):
+        for wanted in (True, False):
+            covering = next((entry for entry in entries if (feature in features[entry["id"]]) == wanted), None)
+            if covering is not None:
+                chosen.setdefault(covering["url"])
+    rest = [entry["url"] for entry in entries if entry["url"] not in chosen]
+    chosen.update(dict.fromkeys(random.Random(seed).sample(rest, min(sample, len(rest)))))
+    return list(chosen)
+
+
+def pages_to_check(site: Path, seed: int) -> list[str]:
+    entries = json.loads((site / "api" / "entries.json").read_text(encoding="utf-8"))
+    entry_urls = {entry["url"] for entry in entries}
+    others = [path for path in site_pages(site) if path not in entry_urls]
+    sampled = (
+        [entry["url"] for entry in entries] if os.environ.get("ALL_PAGES") else entry_pages_to_check(entries, seed)
+    )
+    return [*others, "404.html", *sorted(sampled)]
+
+
+@pytest.fixture(scope="module")
+def axe_context(chromium):
+    """A desktop context that loads axe-core (from the pinned axe-playwright-python wheel) into every page."""
     import axe_playwright_python
 
-    require_chromium()
-    from playwright.sync_api import sync_playwright
+    context = chromium.new_context(viewport=DESKTOP)
+    context.add_init_script((Path(os.path.dirname(axe_playwright_python.__file__)) / "axe.min.js").read_text())
+    yield context
+    context.close()
 
-    axe_source = (Path(os.path.dirname(axe_playwright_python.__file__)) / "axe.min.js").read_text()
-    pages = [*site_pages(project_site), "404.html"]
+
+@pytest.mark.parametrize("chunk", range(CHUNKS))
+def test_every_kind_of_page_passes_axe_and_fits_a_phone(project_site, base_url, axe_context, request, chunk):
+    """axe-core (no serious or critical violation) at desktop width in the light palette; then the
+    same page at phone width must not scroll sideways. On every entry page checked, the quick
+    answer and the first thing to do end above the fold, on the desktop and on the phone."""
+    seed = request.config.getoption("randomly_seed", default=None)
+    seed = seed if isinstance(seed, int) else 0
+    pages = pages_to_check(project_site, seed)
+    assert len(pages) > 100
+    mine = pages[chunk::CHUNKS]
     violations: dict[str, list] = {}
     too_wide: dict[str, int] = {}
     below_the_fold: dict[str, tuple[str, int]] = {}
-    first_fix_bottom = "document.querySelector('article .admonition.tip').getBoundingClientRect().bottom"
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = instance.new_context(viewport=DESKTOP)
-        context.add_init_script(axe_source)
-        page = context.new_page()
-        for path in pages:
-            page.set_viewport_size(DESKTOP)
-            page.goto(base_url + path)
-            result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
-            found = [
-                (violation["id"], [node["target"] for node in violation["nodes"]][:2])
-                for violation in result["violations"]
-                if violation["impact"] in ("serious", "critical")
-            ]
-            if found:
-                violations[path] = found
-            if path.startswith("failures/") and page.evaluate(first_fix_bottom) > DESKTOP["height"]:
-                below_the_fold[path] = ("desktop", round(page.evaluate(first_fix_bottom)))
-            page.set_viewport_size(PHONE)
-            width = page.evaluate("document.documentElement.scrollWidth")
-            if width > PHONE["width"]:
-                too_wide[path] = width
-            if path.startswith("failures/") and page.evaluate(first_fix_bottom) > PHONE["height"]:
-                below_the_fold[path] = ("phone", round(page.evaluate(first_fix_bottom)))
-        instance.close()
-    assert len(pages) > 200
-    assert violations == {}
-    assert too_wide == {}
-    assert below_the_fold == {}
+    page = axe_context.new_page()
+    for path in mine:
+        page.set_viewport_size(DESKTOP)
+        page.goto(base_url + path)
+        page.evaluate(SETTLED)
+        result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+        found = [
+            (violation["id"], [node["target"] for node in violation["nodes"]][:2])
+            for violation in result["violations"]
+            if violation["impact"] in ("serious", "critical")
+        ]
+        if found:
+            violations[path] = found
+        if path.startswith("failures/") and page.evaluate(FIRST_FIX_BOTTOM) > DESKTOP["height"]:
+            below_the_fold[path] = ("desktop", round(page.evaluate(FIRST_FIX_BOTTOM)))
+        page.set_viewport_size(PHONE)
+        page.evaluate(SETTLED)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            too_wide[path] = width
+        if path.startswith("failures/") and page.evaluate(FIRST_FIX_BOTTOM) > PHONE["height"]:
+            below_the_fold[path] = ("phone", round(page.evaluate(FIRST_FIX_BOTTOM)))
+    page.close()
+    assert violations == {}, f"seed {seed}"
+    assert too_wide == {}, f"seed {seed}"
+    assert below_the_fold == {}, f"seed {seed}"
+
+
+def test_the_pages_checked_cover_every_part_of_the_entry_template(project_site):
+    entries = json.loads((project_site / "api" / "entries.json").read_text(encoding="utf-8"))
+    checked = set(entry_pages_to_check(entries, seed=1, sample=0))
+    drawn = [entry_features(entry) for entry in entries if entry["url"] in checked]
+    every = set().union(*(entry_features(entry) for entry in entries))
+    for feature in every:
+        assert any(feature in features for features in drawn), feature
+        assert any(feature not in features for features in drawn) or all(
+            feature in entry_features(entry) for entry in entries
+        ), feature
+    assert len(checked) < len(entries) / 2, "a sample, not every page"
+    assert entry_pages_to_check(entries, seed=1) == entry_pages_to_check(entries, seed=1)
+    assert entry_pages_to_check(entries, seed=1) != entry_pages_to_check(entries, seed=2)
 
 
 @pytest.mark.parametrize("path", ["", ENTRY, "categories/distributed/", "symptoms/", "signatures/", "diagnose/"])

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.build
 COMMIT_DATE = "2001-02-03T04:05:06+00:00"
 
 # Loaded by the second build (as sitecustomize): every folder listing comes back in a random order.
-SHUFFLED_LISTINGS = '''
+SHUFFLED_LISTINGS = """
 import os, random
 
 _random = random.Random(7)
@@ -57,7 +57,7 @@ def scandir(path="."):
 
 
 os.listdir, os.scandir = listdir, scandir
-'''
+"""
 
 
 def _committed_project(root: Path) -> Path:

@@ -6,8 +6,11 @@
    table): numbers, sizes, hex addresses, paths and rank prefixes are dropped; identifiers are
    searched whole and by their parts; tag aliases and common spellings stand for their tag.
    Each remaining word is searched on its own and the scores are added, so a long query ranks
-   the pages that share most of its words instead of finding nothing. Text that matches an
-   entry's error signature puts that entry first, marked "matches this error". */
+   the pages that share most of its words instead of finding nothing. A code (ncclSystemError,
+   CUBLAS_STATUS_ALLOC_FAILED, Xid 79) however short ranks the entries that carry it in their
+   title or signatures first. Text that matches an entry's error signature puts that entry
+   first, marked "matches this error". Ties go by title, then address: a query always lists
+   the same pages in the same order. */
 (function (root) {
   "use strict";
 
@@ -18,6 +21,10 @@
   var NOISE = new RegExp(shared.noise, "g");
   var IDENTIFIER = /[A-Za-z_][A-Za-z0-9_]*(?:[.-][A-Za-z_][A-Za-z0-9_]*)*/g;
   var CAMEL = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+/g;
+  var CODE = new RegExp(shared.code, "g");
+  var CODE_SPELLING = new RegExp(shared.codeSpelling, "g");
+  var CODE_WEIGHTS = shared.codeWeights;
+  var CODE_MATCH = shared.codeMatch;
   var MAX_TERMS = 8;  // one index lookup each
   var SHOWN = 10;
 
@@ -44,6 +51,19 @@
     return found;
   }
 
+  /* The codes a text names, spelt canonically (generator/search.py `codes`). */
+  function codes(text) {
+    var normalise = root.DiagnoseMatcher ? root.DiagnoseMatcher.normaliseText : function (line) { return line; };
+    var found = [];
+    text.split("\n").forEach(function (line) {
+      (normalise(line).match(CODE) || []).forEach(function (code) {
+        var spelt = code.toLowerCase().replace(CODE_SPELLING, " ").split(/\s+/).filter(Boolean).join(" ");
+        if (found.indexOf(spelt) < 0) found.push(spelt);
+      });
+    });
+    return found;
+  }
+
   /* The terms to look up: synonyms added, duplicates dropped, the most telling first. */
   function queryTerms(text) {
     var all = [];
@@ -60,7 +80,7 @@
       (text.length >= 24 && /Error|Exception|error:|failed|Traceback|Assertion|NCCL|CUDA|Killed|Signal/.test(text));
   }
 
-  root.FeSearch = { terms: terms, queryTerms: queryTerms };
+  root.FeSearch = { terms: terms, queryTerms: queryTerms, codes: codes };
   if (typeof document === "undefined") return;
 
   var script = document.currentScript;
@@ -150,19 +170,43 @@
           });
         });
         var best = Array.from(candidates.values()).sort(function (a, b) {
-          return (b.all - a.all) || (b.hits - a.hits);
+          return (b.all - a.all) || (b.hits - a.hits) || (b.result.score - a.result.score) || compare(a.result.id, b.result.id);
         }).slice(0, CANDIDATES);
         return Promise.all(best.map(function (entry) { return entry.result.data(); })).then(function (datas) {
+          var bonus = codeBonus(datas, codes(text));
           var scored = datas.map(function (page, index) {
-            return { page: page, score: cardScore(page, words, rarity, whole) + (best[index].all ? 2 : 0) };
+            return { page: page, score: cardScore(page, words, rarity, whole) + (best[index].all ? 2 : 0) + bonus[index] };
           });
-          scored.sort(function (a, b) { return b.score - a.score; });
+          scored.sort(function (a, b) {
+            return (b.score - a.score) || compare(a.page.meta.title.toLowerCase(), b.page.meta.title.toLowerCase()) ||
+              compare(a.page.url, b.page.url);
+          });
           return scored.slice(0, SHOWN).map(function (item) {
-            return { url: item.page.url, title: item.page.meta.title, excerpt: item.page.excerpt, matchesError: false };
+            return { url: item.page.url, title: item.page.meta.title, excerpt: item.page.excerpt, matchesError: false, score: item.score };
           });
         });
       });
     });
+  }
+
+  function compare(a, b) {
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+
+  /* What the query's codes add to each page: CODE_MATCH times the weight of the best place the
+     page has the code in (title, search card, text), shared among the pages that have it. */
+  function codeBonus(pages, queryCodes) {
+    var bonus = pages.map(function () { return 0; });
+    queryCodes.forEach(function (code) {
+      var weights = pages.map(function (page) {
+        if (codes(page.meta.title || "").indexOf(code) >= 0) return CODE_WEIGHTS.title;
+        if (codes(page.meta.terms || "").indexOf(code) >= 0) return CODE_WEIGHTS.signature;
+        return codes(page.content || "").indexOf(code) >= 0 ? CODE_WEIGHTS.text : 0;
+      });
+      var having = weights.filter(function (weight) { return weight > 0; }).length;
+      weights.forEach(function (weight, index) { if (weight) bonus[index] += CODE_MATCH * weight / having; });
+    });
+    return bonus;
   }
 
   function cardScore(page, words, rarity, phrase) {
@@ -181,6 +225,18 @@
     if (phrase.indexOf(" ") > 0 && card.indexOf(phrase) >= 0) score += 20;  // the signature's own words, in order
     return score;
   }
+
+  /* The results for a query, best first: the entries whose signatures it matches, then by words. */
+  function find(query) {
+    return Promise.all([errorMatches(query), wordMatches(query)]).then(function (both) {
+      var found = both[0].slice();
+      both[1].forEach(function (item) {
+        if (!found.some(function (other) { return sameUrl(other.url, item.url); })) found.push(item);
+      });
+      return found.slice(0, SHOWN);
+    });
+  }
+  root.FeSearch.find = find;
 
   function sameUrl(a, b) {
     return new URL(a, location.href).pathname === new URL(b, location.href).pathname;
@@ -247,13 +303,9 @@
         return;
       }
       meta.textContent = "Searching…";
-      Promise.all([errorMatches(query), wordMatches(query)]).then(function (both) {
+      find(query).then(function (found) {
         if (mine !== generation) return;  // a newer query is on its way
-        var found = both[0].slice();
-        both[1].forEach(function (item) {
-          if (!found.some(function (other) { return sameUrl(other.url, item.url); })) found.push(item);
-        });
-        render(list, meta, found.slice(0, SHOWN), query);
+        render(list, meta, found, query);
         dialog.dataset.state = "done";
       }).catch(function (error) {
         if (mine !== generation) return;
