@@ -36,7 +36,17 @@ from .normalise import normalise_regex, normalise_text
 from .problem_codes import PROBLEM_CODES
 from .regex_subset import required_literal
 from .resources import TEMPLATES_DIR
-from .search import CODE, CODE_MATCH, CODE_SPELLING, CODE_WEIGHTS, NOISE, STOPWORDS, SYNONYMS
+from .search import (
+    CODE,
+    CODE_MATCH,
+    CODE_SPELLING,
+    CODE_WEIGHTS,
+    FIELD_WEIGHTS,
+    NOISE,
+    STEM_SUFFIXES,
+    STOPWORDS,
+    SYNONYMS,
+)
 from .triage import RANK_PATTERNS
 from .urls import (
     CATEGORIES_INDEX,
@@ -284,6 +294,7 @@ class Renderer:
             entry=entry,
             links=self.encyclopedia.links[entry_id],
             search_terms=search_terms(entry, self.encyclopedia.taxonomy),
+            search_symptoms=" · ".join(" ".join(symptom.symptom.split()) for symptom in entry.symptoms),
             relations=graphs.relation_map(self.encyclopedia, entry_id),
             same_category=self.encyclopedia.same_category(entry),
             edit_url=self._edit_url(edit_path),
@@ -363,6 +374,8 @@ class Renderer:
             "codeSpelling": CODE_SPELLING.pattern,
             "codeWeights": CODE_WEIGHTS,
             "codeMatch": CODE_MATCH,
+            "stemSuffixes": list(STEM_SUFFIXES),
+            "fieldWeights": {field: FIELD_WEIGHTS[field] for field in ("title", "signature", "symptom")},
         }
         body = json.dumps(shared, ensure_ascii=False, separators=(",", ":"))
         return f"/* Generated from generator/ by the site build: do not edit. */\nself.FeShared = {body};\n"

@@ -91,6 +91,9 @@ CODE = re.compile(
 CODE_SPELLING = re.compile(r"\s*\(pci:[^)]*\)|[^a-z0-9_]+")  # Xid (PCI:...): 79 and Xid 79 are one code
 CODE_WEIGHTS = {"title": 3.0, "signature": 2.0, "text": 1.0}
 CODE_MATCH = 50.0  # a code in one entry's title: 150, above what words add up to
+# Word endings that do not change what is meant ("recompiling" finds "recompile"), stripped
+# before words are compared here and in the browser (Pagefind stems its own index likewise).
+STEM_SUFFIXES = ("ing", "ed", "es", "s")
 # Common ways of writing a failure that no tag alias spells.
 SYNONYMS = {"oom": ("out", "memory"), "ooms": ("out", "memory"), "nans": ("nan",), "hang": ("hangs",)}
 
@@ -116,6 +119,17 @@ def terms(text: str) -> list[str]:
             if term not in STOPWORDS and len(term) > 1:
                 found.append(term)
     return found
+
+
+def stem(term: str) -> str:
+    """A word without the ending of its inflection: `recompiling`, `recompiles`, `recompile` are one."""
+    if len(term) <= 5 or term.startswith("tag:"):
+        return term
+    for suffix in STEM_SUFFIXES:
+        if term.endswith(suffix) and not term.endswith("ss") and len(term) - len(suffix) >= 4:
+            term = term[: -len(suffix)]
+            break
+    return term[:-1] if term.endswith("e") and len(term) > 4 else term
 
 
 def codes(text: str) -> list[str]:
@@ -153,7 +167,7 @@ class SearchIndex:
                 self.postings[f"tag:{key}"][entry.id] = math.log1p(FIELD_WEIGHTS["tag"])  # as a word in one field
             weights: dict[str, float] = defaultdict(float)
             for field, text in _fields(entry, encyclopedia):
-                for term in set(terms(text)):
+                for term in {stem(term) for term in terms(text)}:
                     weights[term] += FIELD_WEIGHTS[field]  # found in the title and a signature: both count
             for term, weight in weights.items():
                 self.postings[term][entry.id] = math.log1p(weight)  # more mentions help, with diminishing returns
@@ -181,7 +195,7 @@ class SearchIndex:
 
     def search(self, query: str, limit: int = 10) -> list[Hit]:
         scores: dict[str, float] = defaultdict(float)
-        for term in self.query_terms(query):
+        for term in dict.fromkeys(stem(term) for term in self.query_terms(query)):
             for entry_id, weight in self.postings.get(term, {}).items():
                 scores[entry_id] += weight * self.idf[term]
         for code in codes(query):

@@ -25,6 +25,8 @@
   var CODE_SPELLING = new RegExp(shared.codeSpelling, "g");
   var CODE_WEIGHTS = shared.codeWeights;
   var CODE_MATCH = shared.codeMatch;
+  var STEM_SUFFIXES = shared.stemSuffixes;
+  var FIELD_WEIGHTS = shared.fieldWeights;
   var MAX_TERMS = 8;  // one index lookup each
   var SHOWN = 10;
 
@@ -49,6 +51,19 @@
       });
     });
     return found;
+  }
+
+  /* A word without the ending of its inflection (generator/search.py `stem`). */
+  function stem(term) {
+    if (term.length <= 5 || term.indexOf("tag:") === 0) return term;
+    for (var i = 0; i < STEM_SUFFIXES.length; i++) {
+      var suffix = STEM_SUFFIXES[i];
+      if (term.endsWith(suffix) && !term.endsWith("ss") && term.length - suffix.length >= 4) {
+        term = term.slice(0, -suffix.length);
+        break;
+      }
+    }
+    return term.endsWith("e") && term.length > 4 ? term.slice(0, -1) : term;
   }
 
   /* The codes a text names, spelt canonically (generator/search.py `codes`). */
@@ -80,7 +95,7 @@
       (text.length >= 24 && /Error|Exception|error:|failed|Traceback|Assertion|NCCL|CUDA|Killed|Signal/.test(text));
   }
 
-  root.FeSearch = { terms: terms, queryTerms: queryTerms, codes: codes };
+  root.FeSearch = { terms: terms, queryTerms: queryTerms, codes: codes, stem: stem };
   if (typeof document === "undefined") return;
 
   var script = document.currentScript;
@@ -147,7 +162,6 @@
      tags, signature words, in its search card) and how rare it is; the query's words in
      the order of one of the entry's signatures ("tried to allocate") count most. */
   var CANDIDATES = 30;
-  var WEIGHTS = { title: 6, terms: 4, text: 1 };
 
   function wordMatches(text) {
     var words = queryTerms(text);
@@ -162,24 +176,27 @@
           rarity[word] = Math.log(1 + pages / Math.max(count, 1));
         });
         found.forEach(function (search, index) {
-          (search ? search.results : []).slice(0, CANDIDATES).forEach(function (result) {
-            var entry = candidates.get(result.id) || { result: result, hits: 0, all: false };
+          (search ? search.results : []).slice(0, CANDIDATES).forEach(function (result, position) {
+            var entry = candidates.get(result.id) || { result: result, hits: 0, all: false, place: position };
             entry.hits += 1;
+            entry.place = Math.min(entry.place, position);  // Pagefind's own order, for ties
             entry.all = entry.all || index === 0;  // has every word of the query
             candidates.set(result.id, entry);
           });
         });
         var best = Array.from(candidates.values()).sort(function (a, b) {
-          return (b.all - a.all) || (b.hits - a.hits) || (b.result.score - a.result.score) || compare(a.result.id, b.result.id);
+          return (b.all - a.all) || (b.hits - a.hits) || (a.place - b.place) || compare(a.result.id, b.result.id);
         }).slice(0, CANDIDATES);
         return Promise.all(best.map(function (entry) { return entry.result.data(); })).then(function (datas) {
           var bonus = codeBonus(datas, codes(text));
           var scored = datas.map(function (page, index) {
-            return { page: page, score: cardScore(page, words, rarity, whole) + (best[index].all ? 2 : 0) + bonus[index] };
+            var score = cardScore(page, words, rarity, whole) + (best[index].all ? 2 : 0) + bonus[index];
+            return { page: page, score: Math.round(score * 1e6) / 1e6, place: best[index].place };
           });
+          // Ties: Pagefind's own order, then the title, then the address.
           scored.sort(function (a, b) {
-            return (b.score - a.score) || compare(a.page.meta.title.toLowerCase(), b.page.meta.title.toLowerCase()) ||
-              compare(a.page.url, b.page.url);
+            return (b.score - a.score) || (a.place - b.place) ||
+              compare(a.page.meta.title.toLowerCase(), b.page.meta.title.toLowerCase()) || compare(a.page.url, b.page.url);
           });
           return scored.slice(0, SHOWN).map(function (item) {
             return { url: item.page.url, title: item.page.meta.title, excerpt: item.page.excerpt, matchesError: false, score: item.score };
@@ -210,16 +227,21 @@
   }
 
   function cardScore(page, words, rarity, phrase) {
-    var fields = {
-      title: new Set(terms(page.meta.title || "")),
-      terms: new Set(terms(page.meta.terms || "")),
-      text: new Set(terms(page.content || "")),
-    };
+    // As generator/search.py weighs a word: the weights of the places the page has it, added,
+    // with diminishing returns, times its rarity. The title, the search card (signatures, tags),
+    // the symptoms, and the rest of the indexed text.
+    var stems = function (text) { return new Set(terms(text || "").map(stem)); };
+    var fields = [
+      [stems(page.meta.title), FIELD_WEIGHTS.title],
+      [stems(page.meta.terms), FIELD_WEIGHTS.signature],
+      [stems(page.meta.symptoms), FIELD_WEIGHTS.symptom],
+      [stems(page.content), 1],
+    ];
     var score = 0;
     words.forEach(function (word) {
-      Object.keys(WEIGHTS).forEach(function (field) {
-        if (fields[field].has(word)) score += WEIGHTS[field] * rarity[word];
-      });
+      var weight = 0, key = stem(word);
+      fields.forEach(function (field) { if (field[0].has(key)) weight += field[1]; });
+      score += Math.log1p(weight) * rarity[word];
     });
     var card = terms(page.meta.terms || "").join(" ");
     if (phrase.indexOf(" ") > 0 && card.indexOf(phrase) >= 0) score += 20;  // the signature's own words, in order
