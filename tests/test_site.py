@@ -413,3 +413,15 @@ def test_entry_format_page_lists_every_problem_code(site):
     rows = body.find("h2", id="problem-codes").find_next("table").select("tbody tr")
     assert [row.select_one("code")["id"] for row in rows] == [code.lower() for code in PROBLEM_CODES]
     assert "What to do" in body.find("h2", id="problem-codes").find_next("table").get_text()
+
+
+def test_pages_for_readers_name_the_command_readers_have(site):
+    """Readers run `mlfail`; `python -m generator` is for contributors in a checkout."""
+    reader_commands = re.compile(r"python -m generator (diagnose|run|watch|search|explain)\b")
+    found = []
+    for index in sorted(site.rglob("*.html")):
+        text = BeautifulSoup(index.read_text(encoding="utf-8"), "html.parser").get_text(" ")
+        if reader_commands.search(text):
+            found.append(index.relative_to(site).as_posix())
+    assert found == []
+    assert "mlfail diagnose train.log" in page(site, "").get_text(" ")

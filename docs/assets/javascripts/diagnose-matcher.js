@@ -1,4 +1,4 @@
-/* The diagnose page's matcher: the same rules and ranking as `python -m generator diagnose`.
+/* The diagnose page's matcher: the same rules and ranking as `mlfail diagnose`.
    Runs in a Web Worker (diagnose-worker.js); also loadable on its own for tests.
 
    Lines are cut to 4,096 characters (code points); CRLF counts as a line end. Every
