@@ -52,7 +52,9 @@ def main() -> int:
     for label, group in (("wrong first", wrong), ("nothing", nothing), ("no entry yet", uncovered)):
         for case, first in group:
             why = f" [known: {case.known_miss}]" if case.known_miss else ""
-            print(f"  {label}: {case.name} (expected {', '.join(case.expect) or 'none'}, got {first}){why} {case.url}")
+            print(
+                f"  {label}: {case.name} (expected {', '.join(case.expect) or 'none'}, got {first}){why} {case.origin}"
+            )
     if args.verbose:
         for case, first in right:
             print(f"  right: {case.name} -> {first}")

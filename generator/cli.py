@@ -198,7 +198,7 @@ def _validate_files(paths: list[str], output_format: str, summary_stream: Any) -
     if shown:
         print(f"FAILED: {_count(shown, 'problem')} in {_count(checked, 'file')} checked", file=summary_stream)
         return EXIT_INVALID
-    print(f"OK: {_count(checked, 'entry')} valid", file=summary_stream)
+    print(f"OK: {_count(checked, 'entry', 'entries')} valid", file=summary_stream)
     return EXIT_OK
 
 
@@ -220,8 +220,8 @@ def _summary(result: LoadResult) -> str:
     return f"FAILED: {_count(len(result.problems), 'problem')} in {_count(files, 'file')} ({result.files} entries read)"
 
 
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
+def _count(number: int, noun: str, plural: str | None = None) -> str:
+    return f"{number} {noun if number == 1 else plural or noun + 's'}"
 
 
 # -- new ------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
-"""The regression set of real logs from public threads (tests/fixtures/diagnose/threads/).
+"""The regression set of real logs: excerpts from public threads (tests/fixtures/diagnose/threads/)
+and logs printed by current releases on this machine (tests/fixtures/diagnose/releases/).
 
-Each case is `<name>.log` (the excerpt, verbatim) and `<name>.yaml` (`url`, `expect`)."""
+A thread case is `<name>.log` (the excerpt, verbatim) and `<name>.yaml` (`url`, `expect`). A release
+case is `<name>.log` (what the run printed), `<name>.py` (the script that printed it) and
+`<name>.yaml` (`made_with`: the release and launcher, `command`, `expect`)."""
 
 from __future__ import annotations
 
@@ -9,27 +12,46 @@ from pathlib import Path
 
 import yaml
 
-THREADS = Path(__file__).resolve().parent / "fixtures" / "diagnose" / "threads"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "diagnose"
+THREADS = FIXTURES / "threads"
+RELEASES = FIXTURES / "releases"
 
 
 @dataclass(frozen=True)
 class Case:
     name: str
     log: Path
-    url: str
+    url: str | None  # the thread, for an excerpt from one
     expect: tuple[str, ...]  # empty: no entry covers this failure yet ("none")
     known_miss: str | None = None  # why the expected entry cannot rank first (yet)
+    made_with: str | None = None  # the release that printed it, for a log made on this machine
+    command: str | None = None
 
     @property
     def covered(self) -> bool:
         return bool(self.expect)
 
+    @property
+    def origin(self) -> str:
+        return self.url or f"{self.made_with}: {self.command}"
 
-def load_cases(folder: Path = THREADS) -> list[Case]:
+
+def load_cases(folders: tuple[Path, ...] = (THREADS, RELEASES)) -> list[Case]:
     cases = []
-    for log in sorted(folder.glob("*.log")):
-        meta = yaml.safe_load(log.with_suffix(".yaml").read_text(encoding="utf-8"))
-        expect = meta["expect"]
-        ids = () if expect == "none" else (expect,) if isinstance(expect, str) else tuple(expect)
-        cases.append(Case(log.stem, log, meta["url"], ids, meta.get("known_miss")))
+    for folder in folders:
+        for log in sorted(folder.glob("*.log")):
+            meta = yaml.safe_load(log.with_suffix(".yaml").read_text(encoding="utf-8"))
+            expect = meta["expect"]
+            ids = () if expect == "none" else (expect,) if isinstance(expect, str) else tuple(expect)
+            cases.append(
+                Case(
+                    log.stem,
+                    log,
+                    meta.get("url"),
+                    ids,
+                    meta.get("known_miss"),
+                    meta.get("made_with"),
+                    meta.get("command"),
+                )
+            )
     return cases

@@ -137,6 +137,8 @@ def test_validate_files_checks_them_against_their_whole_folder(corpus):
     assert lines[0].startswith("a-entry.yaml:") and "no entry has the id 'b-entri'" in lines[0]
     assert lines[1:] == ["FAILED: 1 problem in 2 files checked"], "c-entry's problem is not among the files named"
     assert run("validate", "b-entry.yaml", cwd=inside).stdout.strip() == "OK: 1 entry valid"
+    corpus.entry("d-entry", related="\n  - id: b-entry\n    relation: similar")
+    assert run("validate", "b-entry.yaml", "d-entry.yaml", cwd=inside).stdout.strip() == "OK: 2 entries valid"
 
 
 def test_validate_refuses_a_file_outside_a_folder_of_entries(tmp_path):

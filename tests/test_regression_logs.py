@@ -11,7 +11,7 @@ from generator.diagnose import diagnose
 from generator.signature_index import SignatureIndex
 from generator.triage import triage
 
-from .regression_logs import THREADS, load_cases
+from .regression_logs import RELEASES, THREADS, load_cases
 from .site_build import REPO
 
 CASES = load_cases()
@@ -32,13 +32,19 @@ def cli_ranking(matcher, log: Path) -> list[str]:
     return [finding.entry_id for finding in triage(diagnose(matcher, [str(log)]), causes).findings]
 
 
-def test_every_case_names_its_thread_and_a_known_entry(shipped):
+def test_every_case_names_its_origin_and_a_known_entry(shipped):
     encyclopedia, _ = shipped
-    logs = {path.stem for path in THREADS.glob("*.log")}
-    sidecars = {path.stem for path in THREADS.glob("*.yaml")}
-    assert logs == sidecars, "each <case>.log needs its <case>.yaml, and the reverse"
+    for folder in (THREADS, RELEASES):
+        logs = {path.stem for path in folder.glob("*.log")}
+        sidecars = {path.stem for path in folder.glob("*.yaml")}
+        assert logs == sidecars, f"{folder.name}: each <case>.log needs its <case>.yaml, and the reverse"
+    assert len({case.name for case in CASES}) == len(CASES), "case names are unique across folders"
     for case in CASES:
-        assert case.url.startswith(("https://", "http://")), case.name
+        if case.log.parent == THREADS:
+            assert case.url and case.url.startswith(("https://", "http://")), case.name
+        else:  # printed here: the release, the command and the script that printed it
+            assert case.made_with and case.command, case.name
+            assert case.log.with_suffix(".py").is_file(), f"{case.name}: the script that printed the log"
         assert case.log.stat().st_size > 0, case.name
         unknown = [entry_id for entry_id in case.expect if entry_id not in encyclopedia.entries]
         assert not unknown, f"{case.name}: no entry {unknown}"
@@ -54,8 +60,8 @@ def _marked(case):
 def test_the_expected_entry_ranks_first(shipped, case):
     _, matcher = shipped
     ranking = cli_ranking(matcher, case.log)
-    assert ranking, f"{case.name}: nothing matched ({case.url})"
-    assert ranking[0] in case.expect, f"{case.name}: {ranking[0]} ranked first, expected {case.expect} ({case.url})"
+    assert ranking, f"{case.name}: nothing matched ({case.origin})"
+    assert ranking[0] in case.expect, f"{case.name}: {ranking[0]} ranked first, expected {case.expect} ({case.origin})"
 
 
 @pytest.mark.browser
