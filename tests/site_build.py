@@ -12,6 +12,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURE_ENTRIES = Path(__file__).resolve().parent / "fixtures" / "site" / "entries"
+BUILD_EPOCH = "1700000000"  # 2023-11-14, the date test builds stamp on the sitemap
 
 
 def make_project(root: Path, entries: Path) -> Path:
@@ -29,8 +30,10 @@ def build(
     project: Path, *extra: str, timeout: float = 600, env: dict[str, str | None] | None = None
 ) -> subprocess.CompletedProcess:
     """`mkdocs build --strict` of `project` into project/site; `env` adds variables to the
-    environment (None removes one)."""
-    env = {key: value for key, value in {**os.environ, "NO_MKDOCS_2_WARNING": "1", **(env or {})}.items() if value}
+    environment (None removes one). Test builds are dated BUILD_DATE, not by the clock, so two
+    builds compare equal whenever they run."""
+    given = {"NO_MKDOCS_2_WARNING": "1", "SOURCE_DATE_EPOCH": BUILD_EPOCH, **(env or {})}
+    env = {key: value for key, value in {**os.environ, **given}.items() if value}
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(project / "site"), *extra],
         cwd=project,
