@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from .compat import SLOTS
 from .diagnose import as_text, diagnose
 from .resources import shipped_entries, site_url
 from .signature_index import SignatureIndex, load_index
@@ -29,14 +30,14 @@ from .triage import Diagnosis, Finding, rank_of, triage
 __all__ = ["Failure", "MatchedLine", "diagnose_file", "diagnose_text", "install_excepthook"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class MatchedLine:
     line: int  # 1-based
     text: str  # as read (normalised), cut to 4,096 characters
     rank: int | None  # the rank the line names, if any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Failure:
     """One failure found, best first."""
 

@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
 
+from .compat import SLOTS
 from .matcher import Signature
 from .models import SEVERITIES, Entry, LiteralSignature, Taxonomy
 
@@ -27,7 +28,7 @@ SYMPTOM_GROUP = "Symptoms"
 SEVERITY_ORDER = {severity: rank for rank, severity in enumerate(SEVERITIES)}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Link:
     """A relation as shown on one entry's page."""
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .compat import SLOTS
 from .encyclopedia import SEVERITY_ORDER, SYMPTOM_GROUP, Encyclopedia
 from .models import Entry
 
@@ -23,14 +24,14 @@ MAX_PER_SIDE = 6  # boxes on each side of a relation map before "N more"
 MAX_CHAINS = 12  # cause-to-effect rows in a hub's picture
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Node:
     entry_id: str
     title: str
     severity: str
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class RelationMap:
     center: Node
     causes: list[Node] = field(default_factory=list)  # failures that lead to this one
@@ -46,7 +47,7 @@ class RelationMap:
         return sorted(shown, key=SEVERITY_ORDER.__getitem__)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Chain:
     cause: Node
     effect: Node
@@ -87,7 +88,7 @@ def relation_map(encyclopedia: Encyclopedia, entry_id: str, per_side: int = MAX_
     return picture
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Chains:
     chains: list[Chain]
     omitted: int  # pairs beyond the cap
@@ -113,7 +114,7 @@ def hub_chains(encyclopedia: Encyclopedia, entries: list[Entry], limit: int = MA
     return Chains(chains[:limit], len(chains) - min(limit, len(chains)))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Bar:
     label: str
     target: str

@@ -15,8 +15,10 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .compat import SLOTS
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, **SLOTS)
 class FileHistory:
     added: datetime.date
     updated: datetime.date

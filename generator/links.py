@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .compat import SLOTS
 from .loading import display_path, entry_files
 from .problems import github_annotation
 from .yaml_source import Located, read_yaml_file
@@ -21,7 +22,7 @@ from .yaml_source import Located, read_yaml_file
 USER_AGENT = "ml-failure-encyclopedia-link-check/1 (+https://github.com/ml-failure-encyclopedia/encyclopedia)"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Reference:
     path: str
     line: int
@@ -30,7 +31,7 @@ class Reference:
     url: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class DeadLink:
     """A reference that did not answer: `dead` when the server said so (HTTP 4xx or 5xx),
     `unreachable` when no answer came (no network, DNS, refused, timeout): not the link's fault."""
@@ -95,5 +96,5 @@ def dead_links(entries_arg: str, timeout: float = 15.0, workers: int = 8) -> lis
     found = list(references(entries_arg))
     unique = sorted({reference.url for reference in found})
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        verdicts = dict(zip(unique, pool.map(lambda url: check(url, timeout), unique), strict=True))
+        verdicts = dict(zip(unique, pool.map(lambda url: check(url, timeout), unique)))
     return [DeadLink(reference, *verdict) for reference in found if (verdict := verdicts[reference.url])]

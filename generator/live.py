@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .matcher import Hits, Matcher, Result
 from .signature_index import SignatureIndex
@@ -28,6 +28,9 @@ BATCH_BYTES = 64 * 1024  # scan once this much output has arrived...
 BATCH_SECONDS = 0.2  # ...or this long after the oldest unscanned line
 READ_BYTES = 64 * 1024
 FORWARDED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# The child in a process group of its own: Popen's process_group=0 (3.11) is setpgid(0, 0) in the
+# child, which is what os.setpgrp does there on older Pythons.
+OWN_PROCESS_GROUP: dict[str, Any] = {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
 
 
 @dataclass
@@ -103,7 +106,7 @@ def run_command(command: list[str], scan: LiveScan, stdout: BinaryIO, stderr: Bi
     workers). Returns the command's exit status (128 + N when signal N ended it)."""
     env = dict(os.environ)
     env.setdefault("PYTHONUNBUFFERED", "1")  # Python children print as they go, not per 8 KiB
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, process_group=0)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, **OWN_PROCESS_GROUP)
     previous = {number: signal.signal(number, _forward_to(process)) for number in FORWARDED_SIGNALS}
     try:
         _pump(process, scan, {process.stdout: (1, stdout), process.stderr: (2, stderr)})

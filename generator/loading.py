@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import problem_codes as codes
+from .compat import SLOTS
 from .encyclopedia import Encyclopedia
 from .models import Entry, Taxonomy
 from .problems import FILE_FIELD, EntriesFolderError, Problem
@@ -78,7 +79,7 @@ def _gc_paused():
             gc.enable()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class _FileResult:
     """What one entry file yields on its own: its problems, and its entry if valid."""
 

@@ -22,10 +22,11 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, Union
 
 import re2
 
+from .compat import SLOTS
 from .limits import MATCHES_KEPT, MAX_LINE_LENGTH
 from .normalise import clean_block, finish_line, normalise_regex, normalise_text, tolerant_regex
 
@@ -37,7 +38,7 @@ LINE_PATTERNS_CACHED = 1024  # matched lines kept per signature (ranking needs o
 _RE2_MEMORY = 256 << 20  # bounds the DFA cache: memory stays flat however long the log
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Signature:
     """One signature of one entry: what the matcher, the site's API and its indexes share."""
 
@@ -58,7 +59,7 @@ class Signature:
         return tolerant_regex(self.regex)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Match:
     line: int  # 1-based
     text: str  # the line, cut to MAX_LINE_LENGTH characters
@@ -75,12 +76,12 @@ class Readable(Protocol):
     def readinto(self, buffer: Any, /) -> int | None: ...
 
 
-Block = bytes | bytearray  # whole lines of a log, cleaned (`clean_block`)
+Block = Union[bytes, bytearray]  # whole lines of a log, cleaned (`clean_block`)
 Hits = dict[int, list[Match]]  # signature index -> its first matches, in log order
 Spans = dict[int, list[tuple[int, str]]]  # signature index -> (start, normalised text) of its lines in a block
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Result:
     entry_id: str
     signatures: set[int] = field(default_factory=set)  # distinct signatures matched

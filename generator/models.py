@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
-from typing import Annotated, Any, Literal, TypeVar, get_args
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -230,7 +230,7 @@ def _signature_kind(value: Any) -> str | None:
 
 
 Signature = Annotated[
-    Annotated[LiteralSignature, Tag("literal")] | Annotated[RegexSignature, Tag("regex")],
+    Union[Annotated[LiteralSignature, Tag("literal")], Annotated[RegexSignature, Tag("regex")]],
     Discriminator(
         _signature_kind,
         custom_error_type="signature_kind",

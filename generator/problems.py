@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .compat import SLOTS
 
-@dataclass(frozen=True, slots=True, order=True)
+
+@dataclass(frozen=True, order=True, **SLOTS)
 class Problem:
     """One mistake, at one place: ``path:line:column: error[FE201]: field: message``.
 

@@ -20,9 +20,11 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 import re2
+
+from .compat import SLOTS
 
 MAX_PATTERN_LENGTH = 2_000
 MAX_GROUP_DEPTH = 32
@@ -78,30 +80,30 @@ class RegexError(ValueError):
 # -- the syntax tree ------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Chars:
     """One character from a set."""
 
     chars: frozenset[int]
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Assertion:
     """A zero-width position test: ^, $, \\b, \\B."""
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Sequence:
     items: list[Node] = field(default_factory=list)
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Alternation:
     branches: list[Node]
     position: int
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Repeat:
     body: Node
     minimum: int
@@ -109,7 +111,7 @@ class Repeat:
     position: int
 
 
-Node = Chars | Assertion | Sequence | Alternation | Repeat
+Node = Union[Chars, Assertion, Sequence, Alternation, Repeat]
 """A node of a parsed pattern."""
 
 

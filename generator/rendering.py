@@ -28,6 +28,7 @@ from urllib.parse import unquote, urlsplit
 import jinja2
 
 from . import graphs, markdown_text
+from .compat import SLOTS
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
 from .history import FileHistory
 from .limits import MATCHES_KEPT, MAX_LINE_LENGTH
@@ -67,20 +68,20 @@ from .urls import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Page:
     src_uri: str  # e.g. "failures/cuda-oom-forward/index.md"
     markdown: str
     edit_path: str | None = None  # the repository file behind the page, for the edit link
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class StaticFile:
     dest_uri: str  # e.g. "api/entries.json"
     content: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class SiteOptions:
     repo_url: str | None = None  # e.g. https://github.com/org/repo
     edit_uri: str = "edit/main/"  # appended to repo_url, as in mkdocs.yml
@@ -142,7 +143,7 @@ def render_scaffold(
 RECENT_CHANGES = 10  # entries listed under "Recently added or updated" on the home page
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class RecentChange:
     entry: Entry
     date: datetime.date
@@ -478,7 +479,7 @@ def _readable(pattern: str) -> str:
     return " ".join("".join(out).split())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class SchemaField:
     name: str
     required: bool

@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .compat import SLOTS
 from .encyclopedia import Encyclopedia
 from .matcher import Matcher
 from .models import Entry, LiteralSignature
@@ -138,7 +139,7 @@ def codes(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class Hit:
     entry_id: str
     title: str

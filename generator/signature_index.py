@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .compat import SLOTS
 from .matcher import Matcher, Signature
 from .urls import entry_src, url_of
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # the index is read without loading the models
 INDEX_FORMAT = 4
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class EntryInfo:
     title: str
     url: str
@@ -36,7 +37,7 @@ class EntryInfo:
     fix: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, **SLOTS)
 class SignatureIndex:
     signatures: list[Signature]
     entries: dict[str, EntryInfo]

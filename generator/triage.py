@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .compat import SLOTS
 from .matcher import Match, Result
 
 # The usual rank prefixes of launchers and of PyTorch / NCCL messages, most specific first.
@@ -45,7 +46,7 @@ def rank_of(line: str) -> int | None:
     return None
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Finding:
     """One matched entry in the diagnosis."""
 
@@ -59,7 +60,7 @@ class Finding:
         return self.result.entry_id
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Diagnosis:
     findings: list[Finding]
     first_rank: int | None = None  # the rank that failed first, when the log names ranks

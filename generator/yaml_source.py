@@ -22,13 +22,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
 from . import problem_codes as codes
+from .compat import SLOTS
 from .problems import FILE_FIELD, Problem
 
 MAX_FILE_BYTES = 1024 * 1024
@@ -86,7 +87,7 @@ class YamlProblem(Exception):
         self.code = code
 
 
-@dataclass(slots=True)
+@dataclass(**SLOTS)
 class Document:
     """The result of reading one file: its data (None if unreadable) and problems."""
 
@@ -440,7 +441,7 @@ def _field_of(stack: list[_Container], key: str) -> str:
 
 # -- pointing into a file: the position of a field, and a problem there -------------------------
 
-Loc = tuple[str | int, ...]
+Loc = tuple[Union[str, int], ...]
 
 
 class Located:
