@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from bs4 import BeautifulSoup
 
 from generator.graphs import hub_chains, relation_map
 from generator.loading import load_encyclopedia
 
 from .site_build import FIXTURE_ENTRIES
+
+if TYPE_CHECKING:  # BeautifulSoup comes with the test extra; only the site's tests need it
+    from bs4 import BeautifulSoup
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +24,8 @@ def site(fixture_site) -> Path:
 
 
 def soup(site: Path, path: str) -> BeautifulSoup:
+    from bs4 import BeautifulSoup
+
     return BeautifulSoup((site / path / "index.html").read_text(encoding="utf-8"), "html.parser")
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import markdown
 import pytest
+
+pytest.importorskip("markdown", reason="Python-Markdown comes with the site extra")
+import markdown
 from bs4 import BeautifulSoup
 
 from generator.markdown_text import code_cell, gist

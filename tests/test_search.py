@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from generator.loading import load_encyclopedia
@@ -68,7 +66,7 @@ def test_a_code_ranks_the_entry_that_names_it_above_word_matches(index):
 
 def test_ties_are_broken_by_title(index):
     hits = index.search("zzz-no-such-word nccl", limit=50)
-    for before, after in itertools.pairwise(hits):
+    for before, after in zip(hits, hits[1:]):
         assert (-before.score, before.title.casefold()) <= (-after.score, after.title.casefold())
 
 

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+
+pytest.importorskip("mkdocs", reason="builds sites: needs the site extra")
 from bs4 import BeautifulSoup
 
 from .site_build import FIXTURE_ENTRIES, REPO, build, make_project, site_url_prefix
