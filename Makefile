@@ -1,8 +1,13 @@
 # The two commands of the README: `make site` and `make test`. Both set up .venv/ first.
 PYTHON ?= python3
-# The oldest Python the pinned dependencies install on (pymdown-extensions and soupsieve
-# require 3.11.5), read from pyproject.toml's requires-python.
+# The oldest Python the package installs on (`mlfail`, the Python API, validation), read from
+# pyproject.toml's requires-python. The site, test and lint tools need 3.11 (mkdocs-material,
+# Markdown, hypothesis and pytest-randomly require it; before 3.11.5, as Debian 12's 3.11.2,
+# constraints.txt picks older pymdown-extensions and soupsieve).
 MIN_PYTHON := $(shell sed -n 's/^requires-python = ">=\([0-9.]*\)"$$/\1/p' pyproject.toml)
+TOOLS_MIN_PYTHON := 3.11
+NEED ?= $(MIN_PYTHON)
+NEEDED_FOR ?=
 VENV := .venv
 SITE_DIR := site
 PY := $(VENV)/bin/python
@@ -13,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export NO_MKDOCS_2_WARNING := 1
 PORT ?= 8000
 
-.PHONY: site test test-all-pages lint serve serve-full validate schema bench clean browser check-pythons hooks venv
+.PHONY: site test test-all-pages lint serve serve-full validate schema bench clean browser check-pythons hooks venv test-package check-package-pythons
 
 # Re-install whenever the project's dependencies change. $(STAMP): everything (site, tests, lint);
 # $(CORE_STAMP): only what validating entries needs, for `make validate` and the commit hook.
@@ -22,20 +27,22 @@ PORT ?= 8000
 # point (a checkout reads its own entries/ and templates/, generator/resources.py), so that one
 # notice is silenced, nothing else.
 $(STAMP): pyproject.toml constraints.txt
-	@$(MAKE) --no-print-directory venv
+	@$(MAKE) --no-print-directory venv NEED=$(TOOLS_MIN_PYTHON) NEEDED_FOR="for the site, test and lint tools (the package alone needs $(MIN_PYTHON))"
 	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet --constraint constraints.txt --editable '.[site,test,lint]'
 	@touch $(STAMP) $(CORE_STAMP)
 
 # Validating needs only the package's own dependencies: `python -m generator` runs from this
-# checkout, so the package itself is not built or installed.
+# checkout, so the package itself is not built or installed. The list is read with tomllib (3.11), or
+# before 3.11 with the copy of tomli that pip carries, one requirement a line (markers have spaces).
 $(CORE_STAMP): pyproject.toml constraints.txt
 	@$(MAKE) --no-print-directory venv
-	$(PY) -m pip install --quiet --constraint constraints.txt $$($(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))')
+	$(PY) -c 'import sys; tomllib = __import__("tomllib" if sys.version_info >= (3, 11) else "pip._vendor.tomli", fromlist=["load"]); print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' > $(VENV)/core-requirements.txt
+	$(PY) -m pip install --quiet --constraint constraints.txt --requirement $(VENV)/core-requirements.txt
 	@touch $(CORE_STAMP)
 
 venv:
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python $(MIN_PYTHON) or newer, or run make PYTHON=/path/to/python3"; exit 1; }
-	@$(PYTHON) -c 'import sys; need = tuple(map(int, "$(MIN_PYTHON)".split("."))); v = sys.version_info[:3]; 	sys.exit(None if v >= need else "Python $(MIN_PYTHON) or newer is needed, but $(PYTHON) is %d.%d.%d: install a newer one (python.org, pyenv, uv python install, or your distribution'"'"'s python3.12) and run: make PYTHON=python3.12 ..." % v)'
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "$(PYTHON) not found: install Python $(NEED) or newer, or run make PYTHON=/path/to/python3"; exit 1; }
+	@$(PYTHON) -c 'import sys; need = tuple(map(int, "$(NEED)".split("."))); v = sys.version_info[:3]; 	sys.exit(None if v >= need else "Python $(NEED) or newer is needed$(if $(NEEDED_FOR), $(NEEDED_FOR)), but $(PYTHON) is %d.%d.%d: install a newer one (python.org, pyenv, uv python install, or your distribution'"'"'s python3.12) and run: make PYTHON=python3.12 ..." % v)'
 	@[ -x $(PY) ] || { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install --quiet --upgrade pip; }
 
 site: $(STAMP)
@@ -46,6 +53,35 @@ site: $(STAMP)
 # a fresh virtual environment of its own, so a version problem shows before users meet it.
 check-pythons:
 	@found=""; for py in python3.11 python3.12 python3.13; do 		$$py -c 'import sys' >/dev/null 2>&1 || continue; 		found="$$found $$py"; dir=$$(mktemp -d); echo "== $$py: $$($$py -V 2>&1)"; 		if $(MAKE) --no-print-directory site PYTHON=$$py VENV=$$dir/venv SITE_DIR=$$dir/site >$$dir/log 2>&1; 		then echo "   site built"; rm -rf $$dir; 		else tail -5 $$dir/log; echo "   FAILED with $$py (full log: $$dir/log)"; exit 1; fi; 	done; 	[ -n "$$found" ] || { echo "none of python3.11, python3.12, python3.13 runs here"; exit 1; }
+
+# The package alone (`mlfail`, the Python API, validation) on any Python it supports, 3.9 and newer:
+# `pip install .` (not editable) with the pinned versions, plus pytest and hypothesis, into a fresh
+# venv in a temporary folder, then the fast layer, run from that folder so that the installed copy is
+# imported. Tests that need the site toolchain skip themselves. make test-package PYTHON=python3.9
+PACKAGE_TESTS ?= -m "not browser and not build"
+test-package:
+	@dir=$$(mktemp -d); \
+	$(MAKE) --no-print-directory venv VENV=$$dir/venv || { rm -rf $$dir; exit 1; }; \
+	echo "== $(PYTHON): $$($$dir/venv/bin/python -V 2>&1), in $$dir/venv"; \
+	$$dir/venv/bin/python -m pip install --quiet --constraint constraints.txt . pytest hypothesis \
+		&& (cd $$dir && $$dir/venv/bin/python -m pytest -p no:cacheprovider --import-mode=importlib \
+			--rootdir $(CURDIR) $(PACKAGE_TESTS) $(PYTEST_ARGS) $(CURDIR)/tests); \
+	status=$$?; rm -rf $$dir; exit $$status
+
+# test-package with each of python3.9 ... python3.14 on PATH or among pyenv's versions; one that is
+# missing is named and skipped. Prints each one's pytest summary (the whole log when it fails).
+PACKAGE_PYTHONS ?= 3.9 3.10 3.11 3.12 3.13 3.14
+check-package-pythons:
+	@failed=""; for v in $(PACKAGE_PYTHONS); do \
+		py=python$$v; $$py -c 'import sys' >/dev/null 2>&1 || \
+			py=$$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/$$v.*/bin/python$$v 2>/dev/null | sort -V | tail -1); \
+		if [ -z "$$py" ] || ! $$py -c 'import sys' >/dev/null 2>&1; then echo "== python$$v: not found, skipped"; continue; fi; \
+		log=$$(mktemp); \
+		if $(MAKE) --no-print-directory test-package PYTHON=$$py >$$log 2>&1; \
+		then echo "== python$$v ($$py): $$(tail -1 $$log)"; rm -f $$log; \
+		else tail -20 $$log; echo "== python$$v ($$py): FAILED (full log: $$log)"; failed="$$failed $$v"; fi; \
+	done; \
+	[ -z "$$failed" ] || { echo "the package's tests failed on Python$$failed"; exit 1; }
 
 # The suite runs on every core (pytest-xdist) in a random order (pytest-randomly, which prints its
 # seed: `make test PYTEST_ARGS="-p randomly --randomly-seed=N"` repeats an order). The browser

@@ -27,9 +27,9 @@ def fake_python(tmp_path: Path, version: tuple[int, int, int]) -> Path:
     return script
 
 
-def set_up(project: Path, python: str) -> subprocess.CompletedProcess:
+def set_up(project: Path, python: str, stamp: str = ".venv/.installed-stamp") -> subprocess.CompletedProcess:
     return subprocess.run(
-        ["make", "--no-print-directory", ".venv/.installed-stamp", f"PYTHON={python}"],
+        ["make", "--no-print-directory", stamp, f"PYTHON={python}"],
         cwd=project,
         capture_output=True,
         text=True,
@@ -39,10 +39,19 @@ def set_up(project: Path, python: str) -> subprocess.CompletedProcess:
 
 def test_too_old_a_python_stops_with_one_line_naming_the_minimum(tmp_path):
     project = project_copy(tmp_path)
-    result = set_up(project, str(fake_python(tmp_path, (3, 11, 2))))
+    result = set_up(project, str(fake_python(tmp_path, (3, 10, 13))))
     assert result.returncode != 0
-    assert "Python 3.11.5 or newer is needed" in result.stderr and "is 3.11.2" in result.stderr
+    assert "Python 3.11 or newer is needed for the site, test and lint tools" in result.stderr
+    assert "(the package alone needs 3.9), but" in result.stderr and "is 3.10.13" in result.stderr
     assert "make PYTHON=python3.12" in result.stderr
+    assert not (project / ".venv").exists()
+
+
+def test_validation_alone_needs_only_the_package_minimum(tmp_path):
+    project = project_copy(tmp_path)
+    result = set_up(project, str(fake_python(tmp_path, (3, 8, 18))), stamp=".venv/.core-stamp")
+    assert result.returncode != 0
+    assert "Python 3.9 or newer is needed, but" in result.stderr and "is 3.8.18" in result.stderr
     assert not (project / ".venv").exists()
 
 
@@ -53,5 +62,7 @@ def test_a_missing_python_is_named(tmp_path):
 
 def test_the_minimum_is_the_one_pyproject_declares():
     text = (REPO / "pyproject.toml").read_text()
-    assert 'requires-python = ">=3.11.5"' in text
-    assert "3.11.5" in (REPO / "README.md").read_text()
+    assert 'requires-python = ">=3.9"' in text
+    assert "Python 3.9 or newer" in (REPO / "README.md").read_text()
+    assert "TOOLS_MIN_PYTHON := 3.11\n" in (REPO / "Makefile").read_text()
+    assert "3.11 or newer" in (REPO / "README.md").read_text()
