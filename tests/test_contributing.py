@@ -85,8 +85,9 @@ def test_contributing_and_template_walk_through_the_workflow():
 def test_pull_requests_run_on_the_oldest_and_newest_python():
     flow = workflow("pull-request.yml")
     assert flow["jobs"]["check"]["strategy"]["matrix"]["python"] == ["3.11.5", "3.13"]
+    assert flow["jobs"]["package"]["strategy"]["matrix"]["python"] == ["3.9", "3.14"]
     minimum = (REPO / "pyproject.toml").read_text().split('requires-python = ">=')[1].split('"')[0]
-    assert minimum == flow["jobs"]["check"]["strategy"]["matrix"]["python"][0]
+    assert minimum == flow["jobs"]["package"]["strategy"]["matrix"]["python"][0]
 
 
 def test_relative_links_of_the_contributor_pages_work_on_github_too():
