@@ -69,7 +69,7 @@ test-package:
 	status=$$?; rm -rf $$dir; exit $$status
 
 # test-package with each of python3.9 ... python3.14 on PATH or among pyenv's versions; one that is
-# missing is named and skipped. Prints each one's pytest summary (the whole log when it fails).
+# missing is named and skipped. Prints each one's pytest summary (the end of its log when it fails).
 PACKAGE_PYTHONS ?= 3.9 3.10 3.11 3.12 3.13 3.14
 check-package-pythons:
 	@failed=""; for v in $(PACKAGE_PYTHONS); do \
@@ -79,7 +79,7 @@ check-package-pythons:
 		log=$$(mktemp); \
 		if $(MAKE) --no-print-directory test-package PYTHON=$$py >$$log 2>&1; \
 		then echo "== python$$v ($$py): $$(tail -1 $$log)"; rm -f $$log; \
-		else tail -20 $$log; echo "== python$$v ($$py): FAILED (full log: $$log)"; failed="$$failed $$v"; fi; \
+		else echo "== python$$v ($$py): FAILED, the end of its log ($$log):"; tail -20 $$log; failed="$$failed $$v"; fi; \
 	done; \
 	[ -z "$$failed" ] || { echo "the package's tests failed on Python$$failed"; exit 1; }
 
