@@ -32,8 +32,16 @@ def test_home_to_hub_to_entry(page):
 
 
 def search_results(page: WatchedPage, query: str, paste: bool) -> list[tuple[str, bool]]:
-    """(entry id, marked "matches this error") of each result, best first."""
-    page.page.goto(page.base_url)
+    """(entry id, marked "matches this error") of each result, best first. The home page is loaded
+    once and its search box reused: emptied, and its state cleared, before each query."""
+    if page.page.url != page.base_url:
+        page.page.goto(page.base_url)
+    page.page.evaluate(
+        """() => {
+        document.querySelector('.md-search__input').value = '';
+        delete document.querySelector('[data-fe-search]').dataset.state;
+    }"""
+    )
     page.page.click(".md-search__input")
     if paste:  # a paste is an input event without key presses
         page.page.evaluate(
