@@ -6,6 +6,7 @@ import functools
 import gzip
 import http.server
 import io
+import os
 import shutil
 import threading
 from contextlib import contextmanager
@@ -13,7 +14,22 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+DEBIAN_CHROMIUM = Path("/usr/bin/chromium")
+# Google Chrome (GitHub's hosted runners carry it) or another Chromium, looked up on PATH.
+OTHER_BROWSERS = ("google-chrome", "google-chrome-stable", "chromium", "chromium-browser")
+
+
+def find_browser(environ=os.environ, debian: Path = DEBIAN_CHROMIUM, which=shutil.which) -> str | None:
+    """The browser the tests drive: $BROWSER_PATH when set, else Debian's Chromium, else the first
+    of OTHER_BROWSERS on PATH; None when there is none."""
+    if environ.get("BROWSER_PATH"):
+        return environ["BROWSER_PATH"]
+    if debian.exists():
+        return str(debian)
+    return next((found for found in map(which, OTHER_BROWSERS) if found), None)
+
+
+CHROMIUM = find_browser() or str(DEBIAN_CHROMIUM)
 # Chromium's background services would try to reach the network; this machine has none.
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -29,8 +45,10 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 
 
 def require_chromium() -> None:
+    if os.environ.get("BROWSER_PATH") and not Path(CHROMIUM).exists():
+        pytest.fail(f"BROWSER_PATH names {CHROMIUM}, which does not exist")
     if not Path(CHROMIUM).exists():
-        pytest.skip("Debian's chromium is not installed (make test installs it)")
+        pytest.skip("no Chromium or Chrome found (make test installs Debian's chromium; or set BROWSER_PATH)")
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
