@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from .compat import SLOTS
 from .encyclopedia import Encyclopedia
 from .matcher import Matcher
-from .models import Entry, LiteralSignature
+from .models import Entry, LiteralSignature, Signature
 from .normalise import normalise_text
 from .triage import triage
 
@@ -219,12 +219,16 @@ class SearchIndex:
         return [finding.entry_id for finding in triage(results, self.encyclopedia.causal_pairs).findings]
 
 
+def _signature_text(signature: Signature) -> str:
+    """A signature's words: a literal as written, a regex without its escapes."""
+    return signature.literal if isinstance(signature, LiteralSignature) else re.sub(r"\\.", " ", signature.regex)
+
+
 def _code_weights(entry: Entry) -> dict[str, float]:
     """Each code of the entry with the weight of the best place it appears in."""
     places = [("title", entry.title)]
     for signature in entry.signatures or ():
-        pattern = signature.literal if isinstance(signature, LiteralSignature) else re.sub(r"\\.", " ", signature.regex)
-        places.append(("text" if signature.supporting else "signature", pattern))
+        places.append(("text" if signature.supporting else "signature", _signature_text(signature)))
         places.extend(("text", example) for example in signature.examples or ())
     places.extend(("text", symptom.symptom) for symptom in entry.symptoms)
     places.append(("text", entry.summary))
@@ -241,8 +245,7 @@ def _fields(entry: Entry, encyclopedia: Encyclopedia) -> Iterable[tuple[str, str
         tag = encyclopedia.taxonomy.tags[key]
         yield "tag", " ".join((key, tag.title, *(tag.aliases or ())))
     for signature in entry.signatures or ():
-        pattern = signature.literal if isinstance(signature, LiteralSignature) else re.sub(r"\\.", " ", signature.regex)
-        yield "signature", " ".join((pattern, *(signature.examples or ())))
+        yield "signature", " ".join((_signature_text(signature), *(signature.examples or ())))
     for symptom in entry.symptoms:
         yield "symptom", symptom.symptom
     yield "summary", entry.summary

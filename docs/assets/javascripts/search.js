@@ -214,11 +214,15 @@
      page has the code in (title, search card, text), shared among the pages that have it. */
   function codeBonus(pages, queryCodes) {
     var bonus = pages.map(function () { return 0; });
+    if (!queryCodes.length) return bonus;
+    var places = pages.map(function (page) {  // each page read once, whatever the number of codes
+      return [[codes(page.meta.title || ""), CODE_WEIGHTS.title], [codes(page.meta.terms || ""), CODE_WEIGHTS.signature],
+        [codes(page.content || ""), CODE_WEIGHTS.text]];
+    });
     queryCodes.forEach(function (code) {
-      var weights = pages.map(function (page) {
-        if (codes(page.meta.title || "").indexOf(code) >= 0) return CODE_WEIGHTS.title;
-        if (codes(page.meta.terms || "").indexOf(code) >= 0) return CODE_WEIGHTS.signature;
-        return codes(page.content || "").indexOf(code) >= 0 ? CODE_WEIGHTS.text : 0;
+      var weights = places.map(function (place) {
+        var best = place.filter(function (field) { return field[0].indexOf(code) >= 0; })[0];
+        return best ? best[1] : 0;
       });
       var having = weights.filter(function (weight) { return weight > 0; }).length;
       weights.forEach(function (weight, index) { if (weight) bonus[index] += CODE_MATCH * weight / having; });
