@@ -18,7 +18,6 @@ sys.path.insert(0, str(REPO))
 from generator.diagnose import diagnose  # noqa: E402
 from generator.loading import load_encyclopedia  # noqa: E402
 from generator.signature_index import SignatureIndex  # noqa: E402
-from generator.triage import triage  # noqa: E402
 from tests.regression_logs import load_cases  # noqa: E402
 
 
@@ -34,7 +33,7 @@ def main() -> int:
     matcher = index.matcher()
     right, wrong, nothing, uncovered = [], [], [], []
     for case in load_cases():
-        ranking = [finding.entry_id for finding in triage(diagnose(matcher, [str(case.log)]), index.causes).findings]
+        ranking = [finding.entry_id for finding in index.triage(diagnose(matcher, [str(case.log)])).findings]
         first = ranking[0] if ranking else None
         if not case.covered:
             uncovered.append((case, first))

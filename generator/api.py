@@ -25,7 +25,7 @@ from .compat import SLOTS
 from .diagnose import as_text, diagnose
 from .resources import shipped_entries, site_url
 from .signature_index import SignatureIndex, load_index
-from .triage import Diagnosis, Finding, rank_of, triage
+from .triage import Diagnosis, Finding, rank_of
 
 __all__ = ["Failure", "MatchedLine", "diagnose_file", "diagnose_text", "install_excepthook"]
 
@@ -51,6 +51,10 @@ class Failure:
     consequence_of: tuple[str, ...]  # ids of failures found in the same text that cause this one
     rank: int | None
     collateral: bool  # first seen on another rank after the first failure
+    role: str = "failure"  # "wrapper": a launcher's summary; "umbrella": a generic error code (generator.roles)
+    reports: str | None = None  # a wrapper: the id of the failure it reports
+    reported_by: tuple[str, ...] = ()  # ids of the wrappers that report this failure
+    evidence: str = "signature"  # "signature": a signature matched; "closest": found by search, none matched
 
 
 def diagnose_text(text: str, entries: str | Path | None = None, site: str | None = None) -> list[Failure]:
@@ -61,7 +65,7 @@ def diagnose_file(path: str | Path, entries: str | Path | None = None, site: str
     """A log file, plain or gzip."""
     index = _load(entries)
     results = diagnose(index.matcher(), [str(path)])
-    return _failures(triage(results, index.causes), entries, site)
+    return _failures(index.triage(results), entries, site)
 
 
 def install_excepthook(entries: str | Path | None = None, site: str | None = None) -> None:
@@ -103,7 +107,7 @@ def _load(entries: str | Path | None) -> SignatureIndex:
 def _diagnosis(stream: io.BytesIO, entries: str | Path | None) -> Diagnosis:
     index = _load(entries)
     matcher = index.matcher()
-    return triage(matcher.rank(matcher.scan(stream)), index.causes)
+    return index.triage(matcher.rank(matcher.scan(stream)))
 
 
 def _failures(diagnosis: Diagnosis, entries: str | Path | None, site: str | None) -> list[Failure]:
@@ -125,4 +129,7 @@ def _failure(finding: Finding, index: SignatureIndex, base: str) -> Failure:
         consequence_of=tuple(finding.consequence_of),
         rank=finding.rank,
         collateral=finding.collateral,
+        role=finding.role,
+        reports=finding.reports,
+        reported_by=tuple(finding.reported_by),
     )

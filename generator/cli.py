@@ -368,7 +368,6 @@ def _positive(text: str) -> int:
 
 def _diagnose(args: argparse.Namespace) -> int:
     from .diagnose import InputError, as_json, as_text, check_inputs, diagnose
-    from .triage import triage
 
     try:
         check_inputs(args.logs)
@@ -380,7 +379,7 @@ def _diagnose(args: argparse.Namespace) -> int:
         results = diagnose(matcher, args.logs, progress_to=sys.stderr)
     except InputError as error:
         raise UsageError(str(error)) from None
-    diagnosis = triage(results, index.causes)
+    diagnosis = index.triage(results)
     diagnosis.findings = diagnosis.findings[: args.top]
     if args.json:
         print(as_json(diagnosis, index, matcher, args.logs, _site(args)))
@@ -394,7 +393,6 @@ def _diagnose(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from .diagnose import as_text, found_now
     from .live import live_scan, run_command, write_text
-    from .triage import triage
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
@@ -410,7 +408,7 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError(f"{command[0]}: permission denied") from None
     if status == 0:
         return 0  # a job that succeeded gets no diagnosis
-    diagnosis = triage(scan.results(), index.causes)
+    diagnosis = index.triage(scan.results())
     diagnosis.findings = diagnosis.findings[: args.top]
     header = f"\nmlfail: `{' '.join(command)}` exited with status {status}."
     if diagnosis.findings:

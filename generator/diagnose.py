@@ -20,7 +20,8 @@ from typing import Any, TextIO
 
 from .matcher import Hits, Match, Matcher, Readable, Result
 from .signature_index import SignatureIndex
-from .triage import Diagnosis, rank_of
+from .roles import REPORTED_BY, UMBRELLA_ALONE, UMBRELLA_NOTE, WRAPPER_ALONE
+from .triage import Diagnosis, Finding, rank_of
 
 GZIP_MAGIC = b"\x1f\x8b"
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
@@ -139,9 +140,13 @@ def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths
                 "title": info.title,
                 "url": site + info.url,
                 "severity": info.severity,
+                "role": finding.role,
+                "evidence": "signature",
                 "score": len(result.signatures),
                 "specificity": result.specificity,
                 "consequence_of": finding.consequence_of,
+                "reports": finding.reports,
+                "reported_by": finding.reported_by,
                 "rank": finding.rank,
                 "collateral": finding.collateral,
                 "summary": info.summary,
@@ -154,9 +159,13 @@ def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths
 
 def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str], site: str) -> str:
     lines: list[str] = []
-    number = {finding.entry_id: rank for rank, finding in enumerate(diagnosis.findings, 1)}
+    # A wrapper that reports a finding is told under that finding, not numbered on its own.
+    shown = [finding for finding in diagnosis.findings if finding.reports is None]
+    by_id = {finding.entry_id: finding for finding in diagnosis.findings}
+    number = {finding.entry_id: rank for rank, finding in enumerate(shown, 1)}
+    specific = any(finding.role == "failure" for finding in shown)
     if diagnosis.first_rank is not None and diagnosis.first_line is not None:
-        collateral = [finding for finding in diagnosis.findings if finding.collateral]
+        collateral = [finding for finding in shown if finding.collateral]
         first = diagnosis.first_line
         lines.append(f"Rank {diagnosis.first_rank} failed first ({_where(first, paths)}).")
         if collateral:
@@ -166,7 +175,7 @@ def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str], site:
                 f"({', '.join(map(str, ranks))}): collateral, fix the first one."
             )
         lines.append("")
-    for rank, finding in enumerate(diagnosis.findings, 1):
+    for rank, finding in enumerate(shown, 1):
         result = finding.result
         info = index.entries[result.entry_id]
         count = len(result.signatures)
@@ -175,19 +184,41 @@ def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str], site:
             f"   {result.entry_id} · {site}{info.url} · {count} signature{'s' if count != 1 else ''} matched"
             + (f" · rank {finding.rank}" if finding.rank is not None else "")
         )
+        lines.extend(_role_notes(finding, specific, info.first_check))
         for cause in finding.consequence_of:
-            shown = f"{number[cause]}. " if cause in number else ""
+            if by_id.get(cause) is not None and by_id[cause].reports is not None:
+                continue  # a wrapper: shown as reporting this finding instead
+            shown_as = f"{number[cause]}. " if cause in number else ""
             lines.append(
-                f"   Consequence: here this is a result of {shown}{index.entries[cause].title} (above); fix that first."
+                f"   Consequence: here this is a result of {shown_as}{index.entries[cause].title} (above); fix that first."
             )
         if finding.collateral:
             lines.append(f"   Collateral: first seen on rank {finding.rank}, after rank {diagnosis.first_rank} failed.")
         for match in result.matches[:SHOWN_LINES]:
             lines.append(f"   {_where(match, paths)}: {_shorten(match.text, 160)}")
+        for wrapper_id in finding.reported_by:
+            wrapper = by_id[wrapper_id].result
+            lines.append(
+                f"   {REPORTED_BY}: {index.entries[wrapper_id].title} ({wrapper_id}, "
+                f"{_where(wrapper.matches[0], paths)})"
+            )
         lines.append(f"   Quick answer: {_shorten(info.summary, 400)}")
         lines.append(f"   Fix: {_shorten(info.fix, 300)}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")
+
+
+def _role_notes(finding: Finding, specific: bool, first_check: str) -> list[str]:
+    """What a generic code or a launcher's summary means here (generator.roles); `specific`:
+    a specific failure was found too."""
+    if finding.role == "umbrella":
+        if specific:
+            return [f"   {UMBRELLA_NOTE}"]
+        notes = [f"   {UMBRELLA_ALONE}"]
+        return notes + ([f"   Collect next: {_shorten(first_check, 300)}"] if first_check else [])
+    if finding.role == "wrapper":
+        return [f"   {WRAPPER_ALONE}"]
+    return []
 
 
 def found_now(result: Result, index: SignatureIndex, site: str) -> str:

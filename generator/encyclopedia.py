@@ -84,6 +84,11 @@ class Encyclopedia:
         return sorted(pairs)
 
     @cached_property
+    def roles(self) -> dict[str, str]:
+        """The entries that are not plain failures (`role:` wrapper or umbrella), by id."""
+        return {entry_id: entry.role for entry_id, entry in self.entries.items() if entry.role != "failure"}
+
+    @cached_property
     def by_tag(self) -> dict[str, list[Entry]]:
         index: dict[str, list[Entry]] = {tag: [] for tag in self.taxonomy.tags}
         for entry in self.entries.values():

@@ -149,6 +149,11 @@ LiteralText = Annotated[
 ExampleLine = Annotated[str, Strict(), AfterValidator(_check_text), AfterValidator(_check_one_line)]
 Severity = Literal["critical", "high", "medium", "low"]  # most severe first: the order pages sort by
 SEVERITIES: tuple[str, ...] = get_args(Severity)
+# What an entry is to a diagnosis: a failure in its own right; a launcher's or scheduler's summary
+# that reports another failure (`wrapper`); a generic error code whose specific cause the log may
+# not show (`umbrella`). Diagnoses rank them in this order (generator/roles.py).
+Role = Literal["failure", "wrapper", "umbrella"]
+ROLES: tuple[str, ...] = get_args(Role)
 RelationKind = Literal["co-occurs", "causes", "caused-by", "similar", "see-also"]
 
 
@@ -297,6 +302,12 @@ class Entry(_Model):
     summary: Text = Field(description='The "quick answer": one to three sentences.')
     category: Key = Field(description="A key of the taxonomy's `categories`.")
     severity: Severity
+    role: Role = Field(
+        default="failure",
+        description="`failure` (the default); `wrapper`: a launcher or job summary that reports another failure "
+        "(torchrun's ChildFailedError); `umbrella`: a generic error code with many specific causes (ncclSystemError). "
+        "A diagnosis ranks a wrapper below every other finding and an umbrella below every specific failure.",
+    )
     tags: NonEmptyList[Key] = Field(description="Keys of the taxonomy's `tags`.")
     description: Text = _optional(Text, "What this failure is (Markdown).")
     mechanism: Text = Field(description="Why it happens (Markdown).")

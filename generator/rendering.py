@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import jinja2
 
-from . import graphs, markdown_text
+from . import graphs, markdown_text, roles
 from .compat import SLOTS
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
 from .history import FileHistory
@@ -233,6 +233,7 @@ class Renderer:
             entry_schema=describe_schema(entry_json_schema()),
             taxonomy_schema=describe_schema(Taxonomy.model_json_schema()),
             contract_version=CONTRACT_VERSION,
+            reported_by=roles.REPORTED_BY,
             problem_codes=list(PROBLEM_CODES.values()),
         )
 
@@ -356,6 +357,7 @@ class Renderer:
                 "source": ref.source,
                 "title": entries[ref.entry_id].title,
                 "severity": entries[ref.entry_id].severity,
+                "role": entries[ref.entry_id].role,
                 "url": url_of(entry_src(ref.entry_id)),
             }
             for ref in self.encyclopedia.signatures
@@ -377,6 +379,7 @@ class Renderer:
             "codeMatch": CODE_MATCH,
             "stemSuffixes": list(STEM_SUFFIXES),
             "fieldWeights": {field: FIELD_WEIGHTS[field] for field in ("title", "signature", "symptom")},
+            **roles.shared_table(),
         }
         body = json.dumps(shared, ensure_ascii=False, separators=(",", ":"))
         return f"/* Generated from generator/ by the site build: do not edit. */\nself.FeShared = {body};\n"
@@ -387,7 +390,12 @@ class Renderer:
         return {
             "causes": [list(pair) for pair in self.encyclopedia.causal_pairs],
             "answers": {
-                entry.id: {"summary": entry.summary, "fix": entry.fix.summary}
+                entry.id: {
+                    "summary": entry.summary,
+                    "fix": entry.fix.summary,
+                    # An umbrella's first confirmation step: what to collect next (roles.UMBRELLA_ALONE).
+                    **({"next": entry.confirm[0]} if entry.role == "umbrella" else {}),
+                }
                 for entry in self.encyclopedia.entries.values()
             },
         }

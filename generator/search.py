@@ -216,7 +216,7 @@ class SearchIndex:
         if self.matcher is None:
             return []
         results = self.matcher.rank(self.matcher.scan(io.BytesIO(query.encode("utf-8", "replace"))))
-        return [finding.entry_id for finding in triage(results, self.encyclopedia.causal_pairs).findings]
+        return [finding.entry_id for finding in triage(results, self.encyclopedia.causal_pairs, self.encyclopedia.roles).findings]
 
 
 def _signature_text(signature: Signature) -> str:

@@ -18,14 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .compat import SLOTS
-from .matcher import Matcher, Signature
+from .matcher import Matcher, Result, Signature
+from .triage import Diagnosis, triage
 from .urls import entry_src, url_of
 
 if TYPE_CHECKING:  # the index is read without loading the models
     from .encyclopedia import Encyclopedia
     from .problems import Problem
 
-INDEX_FORMAT = 4
+INDEX_FORMAT = 5
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -35,6 +36,8 @@ class EntryInfo:
     severity: str
     summary: str
     fix: str
+    role: str = "failure"
+    first_check: str = ""  # an umbrella's first confirmation step: what to collect next
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -46,6 +49,14 @@ class SignatureIndex:
 
     def matcher(self) -> Matcher:
         return Matcher(self.signatures, self.scan_regexes)
+
+    @property
+    def roles(self) -> dict[str, str]:
+        return {entry_id: info.role for entry_id, info in self.entries.items() if info.role != "failure"}
+
+    def triage(self, results: list[Result]) -> Diagnosis:
+        """The matcher's results as a diagnosis: causes first, roles grouped, ranks read."""
+        return triage(results, self.causes, self.roles)
 
     def to_json(self, fingerprint: str) -> dict:
         return {
@@ -71,7 +82,13 @@ class SignatureIndex:
         signatures = encyclopedia.signatures
         entries = {
             entry.id: EntryInfo(
-                entry.title, url_of(entry_src(entry.id)), entry.severity, entry.summary, entry.fix.summary
+                entry.title,
+                url_of(entry_src(entry.id)),
+                entry.severity,
+                entry.summary,
+                entry.fix.summary,
+                entry.role,
+                entry.confirm[0] if entry.role == "umbrella" else "",
             )
             for entry in encyclopedia.entries.values()
         }

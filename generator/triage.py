@@ -1,7 +1,7 @@
-"""From ranked matches to a diagnosis: causes before their effects, and which rank failed first.
+"""From ranked matches to a diagnosis: causes before their effects, roles, and which rank failed first.
 
 The matcher ranks entries by their own evidence (distinct signatures, specificity,
-earliest line). Two things it cannot know are added here:
+earliest line). Three things it cannot know are added here:
 
 - **Causes first.** When two matched entries are related by `causes` (declared on
   either side) and the cause has evidence of its own (a line matched by one of its
@@ -11,6 +11,9 @@ earliest line). Two things it cannot know are added here:
   that timeout. A cause seen only through the effect's own lines (two OOM entries
   matching the same OOM message) proves nothing, so it does not move. Among entries
   not ordered by a cause, the matcher's order stands.
+- **Roles** (`generator.roles`). Specific failures come first, then umbrellas (generic
+  codes), then wrappers (a launcher's summary), whatever their counts; the order above
+  stands within each group. A wrapper reports the best finding that is not a wrapper.
 - **Ranks.** Each matched line is read for the rank it belongs to (`[rank3]:`,
   `[Rank 3]`, `[default3]:`, `local_rank: 3`, `rank 3`). The earliest matched line
   that names a rank gives the rank that failed first; failures first seen on other
@@ -22,11 +25,12 @@ The diagnose page's matcher applies the same rules (docs/assets/javascripts/diag
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .compat import SLOTS
 from .matcher import Match, Result
+from .roles import DEFAULT_ROLE, role_order
 
 # The usual rank prefixes of launchers and of PyTorch / NCCL messages, most specific first.
 RANK_PATTERNS = [
@@ -51,7 +55,10 @@ class Finding:
     """One matched entry in the diagnosis."""
 
     result: Result
+    role: str = DEFAULT_ROLE
     consequence_of: list[str] = field(default_factory=list)  # matched entries that cause this one
+    reports: str | None = None  # a wrapper: the finding it is the launcher's summary of
+    reported_by: list[str] = field(default_factory=list)  # the wrappers that report this finding
     rank: int | None = None  # the rank of its earliest matched line that names one
     collateral: bool = False  # first seen on another rank after the initiating failure
 
@@ -67,8 +74,13 @@ class Diagnosis:
     first_line: Match | None = None  # the line that shows it
 
 
-def triage(results: list[Result], causes: Iterable[tuple[str, str]]) -> Diagnosis:
-    """Order `results` (the matcher's ranking) so causes precede effects, and read ranks."""
+def triage(
+    results: list[Result], causes: Iterable[tuple[str, str]], roles: Mapping[str, str] | None = None
+) -> Diagnosis:
+    """Order `results` (the matcher's ranking) so causes precede effects and roles are
+    grouped, attach wrappers to what they report, and read ranks. `roles`: entry id ->
+    role, for the entries that are not plain failures."""
+    roles = roles or {}
     matched = {result.entry_id: result for result in results}
     causes_of: dict[str, list[str]] = {}
     for cause, effect in causes:
@@ -80,8 +92,11 @@ def triage(results: list[Result], causes: Iterable[tuple[str, str]]) -> Diagnosi
         ):
             causes_of.setdefault(effect, []).append(cause)
     findings = [
-        Finding(result, sorted(set(causes_of.get(result.entry_id, ())))) for result in _causes_first(results, causes_of)
+        Finding(result, roles.get(result.entry_id, DEFAULT_ROLE), sorted(set(causes_of.get(result.entry_id, ()))))
+        for result in _causes_first(results, causes_of)
     ]
+    findings.sort(key=lambda finding: role_order(finding.role))  # stable: the order above stands per role
+    _attach_wrappers(findings)
     diagnosis = Diagnosis(findings)
     _read_ranks(diagnosis)
     return diagnosis
@@ -104,6 +119,16 @@ def _causes_first(results: list[Result], causes_of: dict[str, list[str]]) -> lis
         placed.add(chosen.entry_id)
         ordered.append(chosen)
     return ordered
+
+
+def _attach_wrappers(findings: list[Finding]) -> None:
+    reported = next((finding for finding in findings if finding.role != "wrapper"), None)
+    if reported is None:
+        return
+    for finding in findings:
+        if finding.role == "wrapper":
+            finding.reports = reported.entry_id
+            reported.reported_by.append(finding.entry_id)
 
 
 def _read_ranks(diagnosis: Diagnosis) -> None:

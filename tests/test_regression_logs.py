@@ -9,7 +9,6 @@ import pytest
 
 from generator.diagnose import diagnose
 from generator.signature_index import SignatureIndex
-from generator.triage import triage
 
 from .regression_logs import RELEASES, THREADS, load_cases
 from .site_build import REPO
@@ -24,12 +23,12 @@ def shipped():
     result = load_encyclopedia(REPO / "entries")
     assert result.ok, "\n".join(problem.format() for problem in result.problems[:20])
     index = SignatureIndex.from_encyclopedia(result.encyclopedia)
-    return result.encyclopedia, (index.matcher(), index.causes)
+    return result.encyclopedia, (index.matcher(), index)
 
 
 def cli_ranking(matcher, log: Path) -> list[str]:
-    matcher, causes = matcher
-    return [finding.entry_id for finding in triage(diagnose(matcher, [str(log)]), causes).findings]
+    matcher, index = matcher
+    return [finding.entry_id for finding in index.triage(diagnose(matcher, [str(log)])).findings]
 
 
 def test_every_case_names_its_origin_and_a_known_entry(shipped):

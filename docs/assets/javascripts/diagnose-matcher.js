@@ -168,7 +168,7 @@
       var index = self.signatures.length;
       self.signatures.push({
         id: signature.id, title: signature.title, url: signature.url, severity: signature.severity,
-        pattern: signature.pattern, regex: regex, length: codePoints(signature.pattern),
+        role: signature.role || "failure", pattern: signature.pattern, regex: regex, length: codePoints(signature.pattern),
         supporting: !!signature.supporting,
       });
       if (signature.needle) {
@@ -226,6 +226,7 @@
       var result = results.get(signature.id);
       if (!result) {
         result = { id: signature.id, title: signature.title, url: signature.url, severity: signature.severity,
+                   role: signature.role, evidenceKind: "signature", reports: null, reportedBy: [],
                    score: 0, specificity: 0, first: Infinity, matches: [], primary: false };
         results.set(signature.id, result);
       }
@@ -252,9 +253,32 @@
         (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     });
     list = this.causesFirst(list);
+    list = byRole(list);
     readRanks(list);
     return list;
   };
+
+  /* Specific failures, then umbrellas (generic codes), then wrappers (a launcher's summary), the
+     order above standing within each (triage.py; the table is generator/roles.py). A wrapper
+     reports the best result that is not a wrapper. */
+  var ROLE_ORDER = shared.roleOrder;
+
+  function byRole(list) {
+    var ordered = list.map(function (result, place) { return { result: result, place: place }; });
+    ordered.sort(function (a, b) {
+      return (ROLE_ORDER[a.result.role] || 0) - (ROLE_ORDER[b.result.role] || 0) || a.place - b.place;
+    });
+    list = ordered.map(function (item) { return item.result; });
+    var reported = list.find(function (result) { return result.role !== "wrapper"; });
+    if (reported) {
+      list.forEach(function (result) {
+        if (result.role !== "wrapper") return;
+        result.reports = reported.id;
+        reported.reportedBy.push(result.id);
+      });
+    }
+    return list;
+  }
 
   /* The order above, changed only where a cause with evidence of its own would follow its effect
      (triage.py). */

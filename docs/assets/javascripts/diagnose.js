@@ -31,11 +31,38 @@
     return found ? found.title : id;
   }
 
+  function shared() { return window.FeShared; }  // shared.js: loaded after this script
+
+  /* The results shown as items: a wrapper that reports another result is told under it. */
+  function shownResults(results) {
+    return results.filter(function (result) { return !result.reports; });
+  }
+
+  /* What a generic code or a launcher's summary means here (generator/roles.py). */
+  function roleNotes(result, specific) {
+    if (result.role === "umbrella") {
+      if (specific) return [shared().umbrellaNote];
+      var notes = [shared().umbrellaAlone];
+      if (result.answer && result.answer.next) notes.push("Collect next: " + result.answer.next);
+      return notes;
+    }
+    return result.role === "wrapper" ? [shared().wrapperAlone] : [];
+  }
+
+  function reporters(results, result) {
+    return result.reportedBy.map(function (id) {
+      var wrapper = results.find(function (other) { return other.id === id; });
+      return shared().reportedBy + ": " + wrapper.title + " (line " + wrapper.first + ")";
+    });
+  }
+
   /* One result per entry; a line matched by several entries is shown under the first only. */
   function render(list, results, firstFailure) {
     list.textContent = "";
     var shown = new Set();
-    results.forEach(function (result) {
+    var items = shownResults(results);
+    var specific = items.some(function (result) { return result.role === "failure"; });
+    items.forEach(function (result) {
       var item = element("li", "fe-diagnose__result");
       item.dataset.entry = result.id;
       var heading = element("p", "fe-diagnose__title");
@@ -48,7 +75,11 @@
       item.appendChild(element("p", "fe-diagnose__score",
         result.score + " signature" + (result.score === 1 ? "" : "s") + " matched, first on line " + result.first +
         (result.rank !== null ? ", rank " + result.rank : "")));
+      roleNotes(result, specific).forEach(function (note) {
+        item.appendChild(element("p", "fe-diagnose__role", note));
+      });
       result.consequenceOf.forEach(function (cause) {
+        if (result.reportedBy.indexOf(cause) >= 0) return;  // a wrapper: told as reporting this result
         item.appendChild(element("p", "fe-diagnose__consequence",
           "A consequence of “" + titleOf(results, cause) + "” above: fix that first."));
       });
@@ -70,6 +101,9 @@
         lines.appendChild(row);
       });
       if (fresh.length) item.appendChild(lines);
+      reporters(results, result).forEach(function (note) {
+        item.appendChild(element("p", "fe-diagnose__reported", note));
+      });
       if (fresh.length < result.matches.length) {
         var again = result.matches.filter(function (match) { return fresh.indexOf(match) < 0; })
           .map(function (match) { return match.line; });
@@ -92,11 +126,17 @@
   function asMarkdown(results, firstFailure) {
     var out = ["## Diagnosis", ""];
     if (firstFailure) out.push("Rank " + firstFailure.rank + " failed first (line " + firstFailure.line + ").", "");
-    results.forEach(function (result, index) {
+    var items = shownResults(results);
+    var specific = items.some(function (result) { return result.role === "failure"; });
+    items.forEach(function (result, index) {
       out.push((index + 1) + ". **[" + result.title.replace(/[\[\]]/g, "") + "](" + new URL(result.url, siteRoot).href +
                ")** (" + result.severity + "), first on line " + result.first +
                (result.rank !== null ? ", rank " + result.rank : ""));
-      result.consequenceOf.forEach(function (cause) { out.push("   - A consequence of: " + titleOf(results, cause)); });
+      roleNotes(result, specific).forEach(function (note) { out.push("   - " + note); });
+      result.consequenceOf.forEach(function (cause) {
+        if (result.reportedBy.indexOf(cause) < 0) out.push("   - A consequence of: " + titleOf(results, cause));
+      });
+      reporters(results, result).forEach(function (note) { out.push("   - " + note); });
       if (result.collateral) out.push("   - Collateral: first seen on rank " + result.rank);
       if (result.answer) {
         out.push("   - Quick answer: " + result.answer.summary.replace(/\s+/g, " "));
@@ -147,8 +187,9 @@
         } else if (data.type === "results") {
           progress.hidden = true;
           render(list, data.results, data.firstFailure);
-          status.textContent = data.results.length
-            ? data.results.length + " matching failure" + (data.results.length === 1 ? "" : "s") + ", best first."
+          var count = shownResults(data.results).length;
+          status.textContent = count
+            ? count + " matching failure" + (count === 1 ? "" : "s") + ", best first."
             : "No known failure signature found in this log.";
           showSummary(data.results, data.firstFailure);
           markdown = asMarkdown(data.results, data.firstFailure);
