@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from .closest import Closest, closest_entries
 from .compat import SLOTS
-from .diagnose import as_text, diagnose
+from .diagnose import as_text, scan_logs
+from .matcher import Match
 from .resources import shipped_entries, site_url
-from .signature_index import SignatureIndex, load_index
+from .signature_index import SignatureIndex, load_index, load_search
 from .triage import Diagnosis, Finding, rank_of
 
 __all__ = ["Failure", "MatchedLine", "diagnose_file", "diagnose_text", "install_excepthook"]
@@ -58,14 +60,20 @@ class Failure:
 
 
 def diagnose_text(text: str, entries: str | Path | None = None, site: str | None = None) -> list[Failure]:
-    return _failures(_diagnosis(io.BytesIO(text.encode("utf-8", "replace")), entries), entries, site)
+    """The failures a log's text shows, best first; when no signature matches, at most three
+    closest entries (`evidence == "closest"`), found by searching its error lines."""
+    index = _load(entries)
+    matcher = index.matcher()
+    found = matcher.scan(io.BytesIO(text.encode("utf-8", "replace")))
+    return _failures(index.triage(matcher.rank(found)), matcher.error_lines(found), entries, site)
 
 
 def diagnose_file(path: str | Path, entries: str | Path | None = None, site: str | None = None) -> list[Failure]:
-    """A log file, plain or gzip."""
+    """A log file, plain or gzip; as `diagnose_text`."""
     index = _load(entries)
-    results = diagnose(index.matcher(), [str(path)])
-    return _failures(index.triage(results), entries, site)
+    matcher = index.matcher()
+    found = scan_logs(matcher, [str(path)])
+    return _failures(index.triage(matcher.rank(found)), matcher.error_lines(found), entries, site)
 
 
 def install_excepthook(entries: str | Path | None = None, site: str | None = None) -> None:
@@ -94,8 +102,12 @@ def install_excepthook(entries: str | Path | None = None, site: str | None = Non
 _INDEXES: dict[Path, SignatureIndex] = {}
 
 
+def _folder(entries: str | Path | None) -> Path:
+    return Path(entries) if entries else shipped_entries()
+
+
 def _load(entries: str | Path | None) -> SignatureIndex:
-    folder = Path(entries) if entries else shipped_entries()
+    folder = _folder(entries)
     if folder not in _INDEXES:
         index, problems = load_index(folder)
         if index is None:
@@ -110,9 +122,33 @@ def _diagnosis(stream: io.BytesIO, entries: str | Path | None) -> Diagnosis:
     return index.triage(matcher.rank(matcher.scan(stream)))
 
 
-def _failures(diagnosis: Diagnosis, entries: str | Path | None, site: str | None) -> list[Failure]:
+def _failures(
+    diagnosis: Diagnosis, error_lines: list[Match], entries: str | Path | None, site: str | None
+) -> list[Failure]:
     index, base = _load(entries), site_url(site)
-    return [_failure(finding, index, base) for finding in diagnosis.findings]
+    if diagnosis.findings or not error_lines:
+        return [_failure(finding, index, base) for finding in diagnosis.findings]
+    search = load_search(_folder(entries))
+    return [_closest(found, index, base) for found in closest_entries(search, error_lines)] if search else []
+
+
+def _closest(found: Closest, index: SignatureIndex, base: str) -> Failure:
+    info = index.entries[found.entry_id]
+    line = MatchedLine(found.line.line, found.line.text, rank_of(found.line.text))
+    return Failure(
+        found.entry_id,
+        info.title,
+        info.severity,
+        base + info.url,
+        info.summary,
+        info.fix,
+        (line,),
+        (),
+        None,
+        False,
+        role=info.role,
+        evidence="closest",
+    )
 
 
 def _failure(finding: Finding, index: SignatureIndex, base: str) -> Failure:

@@ -367,7 +367,17 @@ def _positive(text: str) -> int:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    from .diagnose import InputError, as_json, as_text, check_inputs, diagnose
+    from .closest import closest_entries
+    from .diagnose import (
+        InputError,
+        as_json,
+        as_text,
+        check_inputs,
+        closest_as_json,
+        closest_as_text,
+        scan_logs,
+    )
+    from .signature_index import load_search
 
     try:
         check_inputs(args.logs)
@@ -376,17 +386,25 @@ def _diagnose(args: argparse.Namespace) -> int:
     index = _index(args)
     matcher = index.matcher()
     try:
-        results = diagnose(matcher, args.logs, progress_to=sys.stderr)
+        found = scan_logs(matcher, args.logs, progress_to=sys.stderr)
     except InputError as error:
         raise UsageError(str(error)) from None
-    diagnosis = index.triage(results)
+    diagnosis = index.triage(matcher.rank(found))
     diagnosis.findings = diagnosis.findings[: args.top]
+    closest = []
+    if not diagnosis.findings and matcher.error_lines(found):
+        search = load_search(_entries_dir(args))
+        closest = closest_entries(search, matcher.error_lines(found)) if search else []
+    site = _site(args)
     if args.json:
-        print(as_json(diagnosis, index, matcher, args.logs, _site(args)))
+        items = json.loads(as_json(diagnosis, index, matcher, args.logs, site))
+        print(json.dumps(items + closest_as_json(closest, index, args.logs, site), ensure_ascii=False, indent=2))
     elif diagnosis.findings:
-        print(as_text(diagnosis, index, args.logs, _site(args)))
+        print(as_text(diagnosis, index, args.logs, site))
     else:
         print("No known failure signature found in the log.")
+        if closest:
+            print("\n" + closest_as_text(closest, index, args.logs, site))
     return EXIT_OK if diagnosis.findings else EXIT_INVALID
 
 
@@ -446,7 +464,9 @@ def _search(args: argparse.Namespace) -> int:
     from .search import SearchIndex
 
     encyclopedia = _encyclopedia(args)
-    hits = SearchIndex(encyclopedia, _index(args).matcher()).search(" ".join(args.text), limit=args.top)
+    hits = SearchIndex.from_encyclopedia(encyclopedia, _index(args).matcher()).search(
+        " ".join(args.text), limit=args.top
+    )
     for hit in hits:
         print(f"{hit.entry_id:<40} {hit.title}" + ("  [matches this error]" if hit.matches_error else ""))
     if not hits:

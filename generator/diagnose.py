@@ -18,9 +18,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from .closest import HEADING as CLOSEST_HEADING
+from .closest import Closest
 from .matcher import Hits, Match, Matcher, Readable, Result
-from .signature_index import SignatureIndex
 from .roles import REPORTED_BY, UMBRELLA_ALONE, UMBRELLA_NOTE, WRAPPER_ALONE
+from .signature_index import SignatureIndex
 from .triage import Diagnosis, Finding, rank_of
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -78,6 +80,11 @@ class _GzipErrors(io.RawIOBase):
 
 def diagnose(matcher: Matcher, paths: list[str], progress_to: TextIO | None = None) -> list[Result]:
     """Scan every input as one log; the entries found, best first (the ranking of `Matcher`)."""
+    return matcher.rank(scan_logs(matcher, paths, progress_to))
+
+
+def scan_logs(matcher: Matcher, paths: list[str], progress_to: TextIO | None = None) -> Hits:
+    """Scan every input as one log: what each signature matched (and the last error lines)."""
     found: Hits = {}
     for source, path in enumerate(paths):
         with open_log(path) as stream:
@@ -89,7 +96,7 @@ def diagnose(matcher: Matcher, paths: list[str], progress_to: TextIO | None = No
             finally:
                 if progress:
                     progress(None)
-    return matcher.rank(found)
+    return found
 
 
 def _progress_printer(path: str, stream: TextIO | None) -> Callable[[int | None], None] | None:
@@ -219,6 +226,42 @@ def _role_notes(finding: Finding, specific: bool, first_check: str) -> list[str]
     if finding.role == "wrapper":
         return [f"   {WRAPPER_ALONE}"]
     return []
+
+
+def closest_as_json(closest: list[Closest], index: SignatureIndex, paths: list[str], site: str) -> list[dict]:
+    items = []
+    for found in closest:
+        info = index.entries[found.entry_id]
+        line: dict[str, Any] = {"line": found.line.line, "text": found.line.text}
+        if len(paths) > 1:
+            line["file"] = paths[found.line.source]
+        items.append(
+            {
+                "id": found.entry_id,
+                "title": info.title,
+                "url": site + info.url,
+                "severity": info.severity,
+                "role": info.role,
+                "evidence": "closest",
+                "score": round(found.score, 3),
+                "summary": info.summary,
+                "fix": info.fix,
+                "matches": [line],
+            }
+        )
+    return items
+
+
+def closest_as_text(closest: list[Closest], index: SignatureIndex, paths: list[str], site: str) -> str:
+    lines = [CLOSEST_HEADING + ":", ""]
+    for number, found in enumerate(closest, 1):
+        info = index.entries[found.entry_id]
+        lines.append(f"{number}. {info.title}  [{info.severity}]")
+        lines.append(f"   {found.entry_id} · {site}{info.url}")
+        lines.append(f"   found from {_where(found.line, paths)}: {_shorten(found.line.text, 160)}")
+        lines.append(f"   Quick answer: {_shorten(info.summary, 400)}")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
 
 
 def found_now(result: Result, index: SignatureIndex, site: str) -> str:

@@ -27,7 +27,7 @@ from typing import Any, Protocol, Union
 import re2
 
 from .compat import SLOTS
-from .limits import MATCHES_KEPT, MAX_LINE_LENGTH
+from .limits import ERROR_LINES_KEPT, MATCHES_KEPT, MAX_LINE_LENGTH
 from .normalise import clean_block, finish_line, normalise_regex, normalise_text, tolerant_regex
 
 BLOCK_BYTES = 64 * 1024  # small: a block where a signature hits is searched again for its lines
@@ -96,16 +96,25 @@ class Result:
 
 
 class Matcher:
-    def __init__(self, signatures: list[Signature], scan_regexes: list[str] | None = None):
+    def __init__(
+        self, signatures: list[Signature], scan_regexes: list[str] | None = None, error_line: str | None = None
+    ):
         """`scan_regexes`: each signature's `scan_regex`, when already known (the cached index
-        keeps them: deriving thousands of them is a noticeable part of a start-up)."""
+        keeps them: deriving thousands of them is a noticeable part of a start-up).
+        `error_line`: a pattern of the lines that report an error, whatever the failure; the
+        last ERROR_LINES_KEPT of them are kept under `error_index` (`generator.closest`)."""
         self.signatures = signatures
         options = re2.Options()
         options.max_mem = _RE2_MEMORY
         self._set = re2.Set.SearchSet(options)
-        self._scan_regexes = scan_regexes or [signature.scan_regex for signature in signatures]
+        self._scan_regexes = list(scan_regexes or [signature.scan_regex for signature in signatures])
         # Patterns using `^`, where a line's single leading space tells tolerant from exact.
         self._anchored = ["^[ \\t>]*" in regex for regex in self._scan_regexes]
+        self.error_index: int | None = None
+        if error_line is not None:
+            self.error_index = len(self._scan_regexes)
+            self._scan_regexes.append(error_line)
+            self._anchored.append(False)
         for regex in self._scan_regexes:
             # Multi-line anchors, so ^ and $ mean a line's start and end inside a block.
             self._set.Add("(?m)" + regex)
@@ -131,8 +140,12 @@ class Matcher:
             if spans:
                 for match in self._matches(block, lines_before, spans, source):
                     kept = found.setdefault(match.signature, [])
-                    if len(kept) < MATCHES_KEPT:
-                        kept.append(match)
+                    if match.signature == self.error_index:
+                        if len(kept) == ERROR_LINES_KEPT:
+                            del kept[0]  # error lines: the last ones count
+                    elif len(kept) >= MATCHES_KEPT:
+                        continue
+                    kept.append(match)
             lines_before += block.count(b"\n")
             if progress:
                 progress(read)
@@ -146,7 +159,9 @@ class Matcher:
         in_flight: deque[tuple[Block, Future]] = deque()
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             for block in _blocks(stream):
-                full = frozenset(index for index, kept in found.items() if len(kept) >= MATCHES_KEPT)
+                full = frozenset(
+                    index for index, kept in found.items() if len(kept) >= MATCHES_KEPT and index != self.error_index
+                )
                 in_flight.append((block, pool.submit(self._scan_block, block, full)))
                 if len(in_flight) > LOOKAHEAD_BLOCKS:
                     done, future = in_flight.popleft()
@@ -160,7 +175,12 @@ class Matcher:
         hits = self._set.Match(block)
         if not hits:
             return {}
-        return {index: list(self._line_spans(index, block, MATCHES_KEPT)) for index in hits if index not in full}
+        wanted = [index for index in hits if index not in full and index != self.error_index]
+        spans = {index: list(self._line_spans(index, block, MATCHES_KEPT)) for index in wanted}
+        if self.error_index in hits:  # error lines: the last ones of the block count
+            every = self._line_spans(self.error_index, block, len(block))
+            spans[self.error_index] = list(deque(every, maxlen=ERROR_LINES_KEPT))
+        return spans
 
     def _matches(self, block: Block, lines_before: int, spans: Spans, source: int) -> Iterator[Match]:
         """Matches with their line numbers, counted once through the block."""
@@ -212,11 +232,15 @@ class Matcher:
     def _exact_pattern(self, index: int) -> Any:
         return re2.compile(self.signatures[index].regex)
 
+    def error_lines(self, found: Hits) -> list[Match]:
+        """The last error lines of the scanned log, in order (empty without `error_line`)."""
+        return list(found.get(self.error_index, ())) if self.error_index is not None else []
+
     def rank(self, found: Hits) -> list[Result]:
         """One result per entry, best first."""
         results: dict[str, Result] = {}
         for index, matches in found.items():
-            if not matches:
+            if not matches or index == self.error_index:
                 continue
             signature = self.signatures[index]
             result = results.setdefault(signature.entry_id, Result(signature.entry_id))

@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import jinja2
 
-from . import graphs, markdown_text, roles
+from . import closest, graphs, markdown_text, roles
 from .compat import SLOTS
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
 from .history import FileHistory
@@ -47,6 +47,7 @@ from .search import (
     STEM_SUFFIXES,
     STOPWORDS,
     SYNONYMS,
+    SearchIndex,
 )
 from .triage import RANK_PATTERNS
 from .urls import (
@@ -56,6 +57,7 @@ from .urls import (
     ENTRIES_API,
     ENTRY_FORMAT,
     HOME,
+    SEARCH_API,
     SHARED_SCRIPT,
     SIGNATURES_API,
     SIGNATURES_INDEX,
@@ -245,6 +247,8 @@ class Renderer:
                 SIGNATURES_API, json.dumps(self.signatures_api(), ensure_ascii=False, separators=(",", ":"))
             )
             yield StaticFile(DIAGNOSE_API, json.dumps(self.diagnose_api(), ensure_ascii=False, separators=(",", ":")))
+            search = SearchIndex.from_encyclopedia(self.encyclopedia).to_json()
+            yield StaticFile(SEARCH_API, json.dumps(search, ensure_ascii=False, separators=(",", ":")))
         yield StaticFile(SHARED_SCRIPT, self.shared_script())
         for former, entry_id in self.encyclopedia.former_ids.items():
             html = self.env.get_template("redirect.html.j2").render(
@@ -380,6 +384,7 @@ class Renderer:
             "stemSuffixes": list(STEM_SUFFIXES),
             "fieldWeights": {field: FIELD_WEIGHTS[field] for field in ("title", "signature", "symptom")},
             **roles.shared_table(),
+            **closest.shared_table(),
         }
         body = json.dumps(shared, ensure_ascii=False, separators=(",", ":"))
         return f"/* Generated from generator/ by the site build: do not edit. */\nself.FeShared = {body};\n"

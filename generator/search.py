@@ -23,13 +23,16 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .compat import SLOTS
-from .encyclopedia import Encyclopedia
 from .matcher import Matcher
-from .models import Entry, LiteralSignature, Signature
 from .normalise import normalise_text
 from .triage import triage
+
+if TYPE_CHECKING:  # a search read back from the cache needs no models (`diagnose` starts faster)
+    from .encyclopedia import Encyclopedia
+    from .models import Entry, Signature
 
 # How much a word counts where it is found.
 FIELD_WEIGHTS = {"title": 6.0, "tag": 5.0, "signature": 4.0, "symptom": 2.0, "summary": 1.5, "cause": 1.0}
@@ -148,34 +151,72 @@ class Hit:
 
 
 class SearchIndex:
-    """Word postings of every entry, by field, and the tag each alias stands for."""
+    """Word postings of every entry, by field, and the tag each alias stands for.
 
-    def __init__(self, encyclopedia: Encyclopedia, matcher: Matcher | None = None):
-        self.encyclopedia = encyclopedia
+    Built from an encyclopedia (`from_encyclopedia`), or read back from the JSON that the
+    signature cache keeps (`from_json`), so `diagnose` can search without loading entries."""
+
+    def __init__(
+        self,
+        postings: dict[str, dict[str, float]],
+        code_postings: dict[str, dict[str, float]],
+        tag_terms: dict[str, str],
+        tag_phrases: dict[tuple[str, ...], str],
+        titles: dict[str, str],
+        matcher: Matcher | None = None,
+        triage_rules: tuple[list[tuple[str, str]], dict[str, str]] = ([], {}),
+    ):
+        self.postings = postings  # term -> entry -> its weight (log of the summed field weights)
+        self.code_postings = code_postings  # code -> entry -> CODE_WEIGHTS of its best place
+        self.tag_terms = tag_terms  # a tag key or alias, without hyphens -> the tag key
+        self.tag_phrases = tag_phrases  # a tag title of several words -> the tag key
+        self.titles = titles  # entry -> title, for the order of ties
         self.matcher = matcher
-        self.postings: dict[str, dict[str, float]] = defaultdict(dict)  # term -> entry -> summed field weights
-        self.tag_terms: dict[str, str] = {}  # a tag key or alias, without hyphens -> the tag key
-        self.code_postings: dict[str, dict[str, float]] = defaultdict(dict)  # code -> entry -> CODE_WEIGHTS
-        self.tag_phrases: dict[tuple[str, ...], str] = {}  # a tag title of several words -> the tag key
+        self.triage_rules = triage_rules  # (causal pairs, roles): how matched entries are ordered
+        total = len(titles) or 1
+        self.idf = {term: math.log(1 + total / len(found)) for term, found in postings.items()}
+
+    @classmethod
+    def from_encyclopedia(cls, encyclopedia: Encyclopedia, matcher: Matcher | None = None) -> SearchIndex:
+        postings: dict[str, dict[str, float]] = defaultdict(dict)
+        code_postings: dict[str, dict[str, float]] = defaultdict(dict)
+        tag_terms: dict[str, str] = {}
+        tag_phrases: dict[tuple[str, ...], str] = {}
         for key, tag in encyclopedia.taxonomy.tags.items():
             for spelling in (key, *(tag.aliases or ())):
-                self.tag_terms[spelling.replace("-", "")] = key
+                tag_terms[spelling.replace("-", "")] = key
             title_words = tuple(terms(tag.title))
             if len(title_words) > 1:
-                self.tag_phrases[title_words] = key
+                tag_phrases[title_words] = key
         for entry in encyclopedia.entries.values():
             for key in entry.tags:
-                self.postings[f"tag:{key}"][entry.id] = math.log1p(FIELD_WEIGHTS["tag"])  # as a word in one field
+                postings[f"tag:{key}"][entry.id] = math.log1p(FIELD_WEIGHTS["tag"])  # as a word in one field
             weights: dict[str, float] = defaultdict(float)
             for field, text in _fields(entry, encyclopedia):
                 for term in {stem(term) for term in terms(text)}:
                     weights[term] += FIELD_WEIGHTS[field]  # found in the title and a signature: both count
             for term, weight in weights.items():
-                self.postings[term][entry.id] = math.log1p(weight)  # more mentions help, with diminishing returns
+                postings[term][entry.id] = math.log1p(weight)  # more mentions help, with diminishing returns
             for code, weight in _code_weights(entry).items():
-                self.code_postings[code][entry.id] = weight
-        total = len(encyclopedia.entries) or 1
-        self.idf = {term: math.log(1 + total / len(found)) for term, found in self.postings.items()}
+                code_postings[code][entry.id] = weight
+        titles = {entry_id: entry.title for entry_id, entry in encyclopedia.entries.items()}
+        rules = (encyclopedia.causal_pairs, encyclopedia.roles)
+        return cls(dict(postings), dict(code_postings), tag_terms, tag_phrases, titles, matcher, rules)
+
+    def to_json(self) -> dict:
+        return {
+            "postings": self.postings,
+            "code_postings": self.code_postings,
+            "tag_terms": self.tag_terms,
+            "tag_phrases": [[list(phrase), key] for phrase, key in self.tag_phrases.items()],
+            "titles": self.titles,
+            "idf": self.idf,  # the browser multiplies by these, so both sides add the same numbers
+        }
+
+    @classmethod
+    def from_json(cls, data: dict, matcher: Matcher | None = None) -> SearchIndex:
+        phrases = {tuple(phrase): key for phrase, key in data["tag_phrases"]}
+        return cls(data["postings"], data["code_postings"], data["tag_terms"], phrases, data["titles"], matcher)
 
     def query_terms(self, query: str) -> list[str]:
         """The query's terms, each followed by the tag it spells (`zero3`, or a tag's title such as
@@ -206,21 +247,21 @@ class SearchIndex:
         matched = self._matching_error(query)
         for entry_id in matched:
             scores[entry_id] += SIGNATURE_MATCH
-        entries = self.encyclopedia.entries
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], entries[item[0]].title.casefold()))
-        return [
-            Hit(entry_id, entries[entry_id].title, score, entry_id in matched) for entry_id, score in ranked[:limit]
-        ]
+        titles = self.titles
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], titles[item[0]].casefold()))
+        return [Hit(entry_id, titles[entry_id], score, entry_id in matched) for entry_id, score in ranked[:limit]]
 
     def _matching_error(self, query: str) -> list[str]:
         if self.matcher is None:
             return []
         results = self.matcher.rank(self.matcher.scan(io.BytesIO(query.encode("utf-8", "replace"))))
-        return [finding.entry_id for finding in triage(results, self.encyclopedia.causal_pairs, self.encyclopedia.roles).findings]
+        return [finding.entry_id for finding in triage(results, *self.triage_rules).findings]
 
 
 def _signature_text(signature: Signature) -> str:
     """A signature's words: a literal as written, a regex without its escapes."""
+    from .models import LiteralSignature
+
     return signature.literal if isinstance(signature, LiteralSignature) else re.sub(r"\\.", " ", signature.regex)
 
 

@@ -17,8 +17,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .closest import ERROR_LINE
 from .compat import SLOTS
 from .matcher import Matcher, Result, Signature
+from .search import SearchIndex
 from .triage import Diagnosis, triage
 from .urls import entry_src, url_of
 
@@ -48,7 +50,8 @@ class SignatureIndex:
     scan_regexes: list[str]  # each signature's `scan_regex`, derived once with the index
 
     def matcher(self) -> Matcher:
-        return Matcher(self.signatures, self.scan_regexes)
+        """A matcher of every signature, that also keeps the log's last error lines (`closest`)."""
+        return Matcher(self.signatures, self.scan_regexes, ERROR_LINE)
 
     @property
     def roles(self) -> dict[str, str]:
@@ -117,27 +120,64 @@ def fingerprint(entries_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def _cache_file(entries_dir: Path, kind: str) -> Path:
+    return cache_dir() / f"{kind}-{hashlib.sha256(str(entries_dir).encode()).hexdigest()[:16]}.json"
+
+
+def _read_cache(path: Path, current: str) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") == INDEX_FORMAT and data.get("fingerprint") == current:
+            return data
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # missing, stale or damaged: rebuild it
+    return None
+
+
 def load_index(entries_dir: Path) -> tuple[SignatureIndex | None, list[Problem]]:
     """The index for a folder of entries: from the cache, or built (then cached).
 
     Returns (index, problems): problems is non-empty when the entries are invalid."""
     entries_dir = entries_dir.resolve()
     current = fingerprint(entries_dir)
-    cached = cache_dir() / f"signatures-{hashlib.sha256(str(entries_dir).encode()).hexdigest()[:16]}.json"
-    try:
-        data = json.loads(cached.read_text(encoding="utf-8"))
-        if data.get("format") == INDEX_FORMAT and data.get("fingerprint") == current:
+    data = _read_cache(_cache_file(entries_dir, "signatures"), current)
+    if data is not None:
+        try:
             return SignatureIndex.from_json(data), []
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # missing, stale or damaged: rebuild it
+        except (KeyError, TypeError, ValueError):
+            pass
+    built, problems = _rebuild(entries_dir, current)
+    return (built[0] if built else None), problems
+
+
+def load_search(entries_dir: Path) -> SearchIndex | None:
+    """The word search of a folder of entries (`mlfail search` without its signature step),
+    from its own cache file: only a diagnosis that matched nothing reads it."""
+    entries_dir = entries_dir.resolve()
+    current = fingerprint(entries_dir)
+    data = _read_cache(_cache_file(entries_dir, "search"), current)
+    if data is not None:
+        try:
+            return SearchIndex.from_json(data["search"])
+        except (KeyError, TypeError, ValueError):
+            pass
+    built, _ = _rebuild(entries_dir, current)
+    return built[1] if built else None
+
+
+def _rebuild(entries_dir: Path, current: str) -> tuple[tuple[SignatureIndex, SearchIndex] | None, list[Problem]]:
+    """Load the entries once and cache both indexes built from them."""
     from .loading import load_encyclopedia
 
     result = load_encyclopedia(entries_dir)
     if result.encyclopedia is None:
         return None, result.problems
     index = SignatureIndex.from_encyclopedia(result.encyclopedia)
-    _write_atomically(cached, json.dumps(index.to_json(current), ensure_ascii=False))
-    return index, []
+    search = SearchIndex.from_encyclopedia(result.encyclopedia)
+    _write_atomically(_cache_file(entries_dir, "signatures"), json.dumps(index.to_json(current), ensure_ascii=False))
+    search_data = {"format": INDEX_FORMAT, "fingerprint": current, "search": search.to_json()}
+    _write_atomically(_cache_file(entries_dir, "search"), json.dumps(search_data, ensure_ascii=False))
+    return (index, search), []
 
 
 def _write_atomically(path: Path, text: str) -> None:

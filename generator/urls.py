@@ -18,6 +18,7 @@ ENTRY_FORMAT = "contributing/entry-format.md"
 ENTRIES_API = "api/entries.json"
 SIGNATURES_API = "api/signatures.json"
 DIAGNOSE_API = "api/diagnose.json"
+SEARCH_API = "api/search-index.json"  # the word search, for the diagnose page's closest entries
 SHARED_SCRIPT = "assets/javascripts/shared.js"  # generated: what the browser's scripts share with Python
 
 

@@ -76,7 +76,11 @@ def test_the_launchers_summary_is_told_under_the_error_it_reports(tmp_path):
 
     as_json = json.loads(diagnose("--json", str(SHAPE_UNDER_TORCHRUN), cache=tmp_path, entries=SHIPPED).stdout)
     first, launcher = as_json[0], as_json[-1]
-    assert (first["id"], first["role"], first["evidence"]) == ("linear-mat1-mat2-shape-mismatch", "failure", "signature")
+    assert (first["id"], first["role"], first["evidence"]) == (
+        "linear-mat1-mat2-shape-mismatch",
+        "failure",
+        "signature",
+    )
     assert first["reported_by"] == ["torchrun-child-failed-error"]
     assert (launcher["id"], launcher["role"], launcher["reports"]) == (
         "torchrun-child-failed-error",

@@ -21,7 +21,7 @@ def index() -> SearchIndex:
     assert encyclopedia is not None
     signatures, problems = load_index(REPO / "entries")
     assert signatures is not None, problems
-    return SearchIndex(encyclopedia, signatures.matcher())
+    return SearchIndex.from_encyclopedia(encyclopedia, signatures.matcher())
 
 
 @pytest.mark.parametrize("query,expected", ALL_TYPED, ids=[query for query, _ in ALL_TYPED])

@@ -186,9 +186,16 @@
     this.automaton = new Automaton(needles);
   }
 
-  /* Match every line of `text`; `progress(fraction)` is called now and then. */
+  /* Lines that report an error whatever the failure (generator/closest.py): the last ones are
+     kept for the closest-entries fallback. */
+  var ERROR_LINE = new RegExp(shared.errorLine);
+  var ERROR_LINES_KEPT = shared.errorLinesKept;
+
+  /* Match every line of `text`; `progress(fraction)` is called now and then. The result list
+     carries `errorLines`: the last error lines, [{line, text}] in log order. */
   Matcher.prototype.scan = function (text, progress) {
     var found = new Map();  // signature index -> matches
+    var errorLines = [];
     var position = 0, lineNumber = 0, nextReport = 0;
     var needles = new Set();
     while (position < text.length) {
@@ -198,6 +205,10 @@
       lineNumber += 1;
       position = end + 1;
       line = cutLine(normaliseText(line));
+      if (ERROR_LINE.test(line)) {
+        errorLines.push({ line: lineNumber, text: line });
+        if (errorLines.length > ERROR_LINES_KEPT) errorLines.shift();
+      }
       needles.clear();
       this.automaton.search(line, needles);
       var candidates = this.always.slice();
@@ -216,7 +227,9 @@
         nextReport = position + 1048576;
       }
     }
-    return this.rank(found);
+    var list = this.rank(found);
+    list.errorLines = errorLines;
+    return list;
   };
 
   Matcher.prototype.rank = function (found) {

@@ -1,9 +1,9 @@
 /* Web Worker of the diagnose page: loads the signatures once, then matches each log sent to it.
    Everything stays in this browser tab: the log is never sent anywhere. */
 "use strict";
-importScripts("shared.js", "diagnose-matcher.js");
+importScripts("shared.js", "diagnose-matcher.js", "search.js");
 
-var matcherPromise = null;
+var matcherPromise = null, searchPromise = null;
 
 function loadJson(url) {
   return fetch(url).then(function (response) {
@@ -20,6 +20,13 @@ function loadMatcher(signaturesUrl, diagnoseUrl) {
     });
   }
   return matcherPromise;
+}
+
+/* The word search, read only when no signature matched (generator/closest.py). */
+function closestEntries(searchUrl, errorLines) {
+  if (!errorLines.length) return Promise.resolve([]);
+  if (!searchPromise) searchPromise = loadJson(searchUrl);
+  return searchPromise.then(function (index) { return self.FeSearch.closestEntries(index, errorLines); });
 }
 
 function readText(message) {
@@ -44,8 +51,12 @@ self.onmessage = function (event) {
         self.postMessage({ type: "progress", fraction: fraction });
       });
       results.forEach(function (result) { result.answer = answers[result.id] || null; });
-      self.postMessage({ type: "results", results: results, firstFailure: results.firstFailure || null,
-                         bytes: text.length, milliseconds: Date.now() - started });
+      var closest = results.length ? Promise.resolve([]) : closestEntries(message.searchUrl, results.errorLines);
+      return closest.then(function (found) {
+        found.forEach(function (entry) { entry.answer = answers[entry.id] || null; });
+        self.postMessage({ type: "results", results: results, firstFailure: results.firstFailure || null,
+                           closest: found, bytes: text.length, milliseconds: Date.now() - started });
+      });
     })
     .catch(function (error) {
       self.postMessage({ type: "error", message: String(error && error.message || error) });

@@ -8,6 +8,7 @@
   var workerUrl = new URL("diagnose-worker.js", script.src).href;
   var signaturesUrl = new URL("../../api/signatures.json", script.src).href;
   var diagnoseUrl = new URL("../../api/diagnose.json", script.src).href;
+  var searchUrl = new URL("../../api/search-index.json", script.src).href;
   var siteRoot = new URL("../../", script.src);
   var worker = null;
 
@@ -115,6 +116,26 @@
     });
   }
 
+  /* No signature matched: the entries closest to the log's error lines, said to be only that. */
+  function renderClosest(list, closest) {
+    if (!closest.length) return;
+    var heading = element("li", "fe-diagnose__closest-heading", shared().closestHeading + ":");
+    list.appendChild(heading);
+    closest.forEach(function (entry) {
+      var item = element("li", "fe-diagnose__result fe-diagnose__result--closest");
+      item.dataset.entry = entry.id;
+      item.dataset.evidence = "closest";
+      var title = element("p", "fe-diagnose__title");
+      var link = element("a", null, entry.title);
+      link.href = new URL("failures/" + entry.id + "/", siteRoot).href;
+      title.appendChild(link);
+      item.appendChild(title);
+      item.appendChild(element("p", "fe-diagnose__score", "found from line " + entry.line + ": " + entry.text));
+      if (entry.answer) item.appendChild(labelled("Quick answer", entry.answer.summary, "fe-diagnose__answer"));
+      list.appendChild(item);
+    });
+  }
+
   function labelled(label, text, className) {
     var paragraph = element("p", className);
     paragraph.appendChild(element("strong", null, label + ": "));
@@ -123,8 +144,16 @@
   }
 
   /* The diagnosis as Markdown, for a bug report or a chat. */
-  function asMarkdown(results, firstFailure) {
+  function asMarkdown(results, firstFailure, closest) {
     var out = ["## Diagnosis", ""];
+    if (!results.length && closest.length) {
+      out.push("No known failure signature found. " + shared().closestHeading + ":", "");
+      closest.forEach(function (entry, index) {
+        out.push((index + 1) + ". **[" + entry.title.replace(/[\[\]]/g, "") + "](" +
+                 new URL("failures/" + entry.id + "/", siteRoot).href + ")**, found from line " + entry.line);
+      });
+      return out.join("\n") + "\n";
+    }
     if (firstFailure) out.push("Rank " + firstFailure.rank + " failed first (line " + firstFailure.line + ").", "");
     var items = shownResults(results);
     var specific = items.some(function (result) { return result.role === "failure"; });
@@ -173,6 +202,7 @@
       worker = new Worker(workerUrl);
       message.signaturesUrl = signaturesUrl;
       message.diagnoseUrl = diagnoseUrl;
+      message.searchUrl = searchUrl;
       summary.hidden = true;
       copy.hidden = true;
       status.textContent = "Scanning " + description + "…";
@@ -187,13 +217,14 @@
         } else if (data.type === "results") {
           progress.hidden = true;
           render(list, data.results, data.firstFailure);
+          renderClosest(list, data.closest || []);
           var count = shownResults(data.results).length;
           status.textContent = count
             ? count + " matching failure" + (count === 1 ? "" : "s") + ", best first."
             : "No known failure signature found in this log.";
           showSummary(data.results, data.firstFailure);
-          markdown = asMarkdown(data.results, data.firstFailure);
-          copy.hidden = !data.results.length;
+          markdown = asMarkdown(data.results, data.firstFailure, data.closest || []);
+          copy.hidden = !data.results.length && !(data.closest || []).length;
           root.dataset.state = "done";
         } else {
           progress.hidden = true;

@@ -95,7 +95,65 @@
       (text.length >= 24 && /Error|Exception|error:|failed|Traceback|Assertion|NCCL|CUDA|Killed|Signal/.test(text));
   }
 
-  root.FeSearch = { terms: terms, queryTerms: queryTerms, codes: codes, stem: stem };
+  /* The word search of `mlfail search` (generator/search.py `SearchIndex.search`, without its
+     signature step) over the index the build writes (api/search-index.json): the same terms,
+     weights and order of additions, so the same scores and the same order as the terminal. */
+  function indexSearch(index, query, limit) {
+    var words = terms(query), expanded = [];
+    words.forEach(function (term, position) {
+      expanded.push(term);
+      var tag = index.tag_terms[term.replace(/-/g, "")];
+      if (tag) expanded.push("tag:" + tag);
+      index.tag_phrases.forEach(function (pair) {
+        var phrase = pair[0], start = position + 1 - phrase.length;
+        if (start >= 0 && words.slice(start, position + 1).join("\u0000") === phrase.join("\u0000")) {
+          expanded.push("tag:" + pair[1]);
+        }
+      });
+      Array.prototype.push.apply(expanded, SYNONYMS[term] || []);
+    });
+    var scores = new Map();
+    function add(id, value) { scores.set(id, (scores.get(id) || 0) + value); }
+    Array.from(new Set(Array.from(new Set(expanded)).map(stem))).forEach(function (term) {
+      var found = Object.prototype.hasOwnProperty.call(index.postings, term) ? index.postings[term] : null;
+      if (found) Object.keys(found).forEach(function (id) { add(id, found[id] * index.idf[term]); });
+    });
+    codes(query).forEach(function (code) {
+      var found = Object.prototype.hasOwnProperty.call(index.code_postings, code) ? index.code_postings[code] : {};
+      var having = Object.keys(found);
+      having.forEach(function (id) { add(id, CODE_MATCH * found[id] / having.length); });
+    });
+    var ranked = Array.from(scores.entries()).sort(function (a, b) {
+      var left = index.titles[a[0]].toLowerCase(), right = index.titles[b[0]].toLowerCase();
+      return (b[1] - a[1]) || (left < right ? -1 : left > right ? 1 : 0);
+    });
+    return ranked.slice(0, limit).map(function (pair) { return { id: pair[0], title: index.titles[pair[0]], score: pair[1] }; });
+  }
+
+  /* When no signature matched: the best entry of each recent error line, last line first
+     (generator/closest.py, the same rule and table). `lines`: [{line, text}] in log order. */
+  function closestEntries(index, lines) {
+    var recent = [], seen = new Set();
+    for (var i = lines.length - 1; i >= 0 && recent.length < shared.errorLinesRead; i--) {
+      if (!seen.has(lines[i].text)) { seen.add(lines[i].text); recent.push(lines[i]); }
+    }
+    var found = [];
+    for (var r = 0; r < recent.length && found.length < shared.closestShown; r++) {
+      var hits = indexSearch(index, recent[r].text, shared.closestShown);
+      for (var h = 0; h < hits.length; h++) {
+        if (hits[h].score < shared.closestMinScore) break;
+        var id = hits[h].id;
+        if (found.every(function (other) { return other.id !== id; })) {
+          found.push({ id: id, title: hits[h].title, score: hits[h].score, line: recent[r].line, text: recent[r].text });
+          break;
+        }
+      }
+    }
+    return found;
+  }
+
+  root.FeSearch = { terms: terms, queryTerms: queryTerms, codes: codes, stem: stem, indexSearch: indexSearch,
+                    closestEntries: closestEntries };
   if (typeof document === "undefined") return;
 
   var script = document.currentScript;
