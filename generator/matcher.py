@@ -177,9 +177,9 @@ class Matcher:
             return {}
         wanted = [index for index in hits if index not in full and index != self.error_index]
         spans = {index: list(self._line_spans(index, block, MATCHES_KEPT)) for index in wanted}
-        if self.error_index in hits:  # error lines: the last ones of the block count
-            every = self._line_spans(self.error_index, block, len(block))
-            spans[self.error_index] = list(deque(every, maxlen=ERROR_LINES_KEPT))
+        errors = self.error_index
+        if errors is not None and errors in hits:  # error lines: the last ones of the block count
+            spans[errors] = list(deque(self._line_spans(errors, block, len(block)), maxlen=ERROR_LINES_KEPT))
         return spans
 
     def _matches(self, block: Block, lines_before: int, spans: Spans, source: int) -> Iterator[Match]:
