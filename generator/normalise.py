@@ -12,6 +12,12 @@ of them, on the line and on the signature alike, by these rules in this order:
 4. a leading quote marker (`>`, `> >`, after optional blanks) is removed;
 5. a run of blanks (spaces and tabs) becomes one space.
 
+Between rules 3 and 4, a shell's report of a signal printed in another language reads as
+in English (`SHELL_MESSAGES`): `段错误 (核心已转储)` is `Segmentation fault (core dumped)`,
+so the entries' English signatures match it; the words are glibc's and bash's own
+translations, taken only where the shell prints them (at a line's start, or after the PID
+or job number), and the core-dump note wherever it stands.
+
 The diagnose page's matcher (`docs/assets/javascripts/diagnose-matcher.js`) applies
 the same rules in the same order; the shared fixtures check that both agree.
 
@@ -26,6 +32,97 @@ from __future__ import annotations
 
 import functools
 import re
+
+import re2
+
+# -- shell messages in other languages --------------------------------------------------------
+
+# The signal descriptions of glibc 2.36 (po/*.po, strsignal) and bash 5.2's core-dump note
+# (po/*.po, " (core dumped)"), in the languages people paste most, read as in English.
+SHELL_MESSAGES = {
+    # zh_CN, zh_TW
+    "已杀死": "Killed",
+    "段错误": "Segmentation fault",
+    "已放弃": "Aborted",
+    "总线错误": "Bus error",
+    "強制結束": "Killed",
+    "程式記憶體區段錯誤": "Segmentation fault",
+    "匯流排錯誤": "Bus error",
+    # ja (glibc leaves "Segmentation fault" untranslated)
+    "強制終了": "Killed",
+    "バスエラー": "Bus error",
+    # de
+    "Getötet": "Killed",
+    "Speicherzugriffsfehler": "Segmentation fault",
+    "Abgebrochen": "Aborted",
+    "Bus-Zugriffsfehler": "Bus error",
+    # fr
+    "Processus arrêté": "Killed",
+    "Erreur de segmentation": "Segmentation fault",
+    "Abandon": "Aborted",
+    "Erreur du bus": "Bus error",
+    # es
+    "Terminado (killed)": "Killed",
+    "Violación de segmento": "Segmentation fault",
+    "Abortado": "Aborted",
+    "Error del bus": "Bus error",
+    # ru
+    "Убито": "Killed",
+    "Ошибка сегментирования": "Segmentation fault",
+    "Аварийный останов": "Aborted",
+    "Ошибка шины": "Bus error",
+    # pt, pt_BR
+    "Morto": "Killed",
+    "Falta de segmentação": "Segmentation fault",
+    "Falha de segmentação": "Segmentation fault",
+    "Erro de bus": "Bus error",
+    "Erro no barramento": "Bus error",
+}
+CORE_DUMPED = {  # bash's " (core dumped)", as rule 2 leaves it (no backticks)
+    "（核心已转储）": " (core dumped)",
+    "(核心已转储)": " (core dumped)",  # the same, its brackets made narrow by a copy
+    "(核心已傾印)": " (core dumped)",
+    "(コアダンプ)": " (core dumped)",
+    "(Speicherabzug geschrieben)": " (core dumped)",
+    "(core' generado)": " (core dumped)",
+    "(образ памяти сброшен на диск)": " (core dumped)",
+    "(imagem do núcleo gravada)": " (core dumped)",
+    "(núcleo despejado)": " (core dumped)",
+}
+# Where the shell prints a signal's name: alone on a line (after a quote marker, before its
+# core-dump note), or after the PID (`line 3: 4242 Killed  python train.py`) or the job number
+# (`[1]+  Killed  python train.py`), before a blank, a bracket or the end. The browser reads
+# the same patterns (shared.js).
+_ALTERNATIVES = "|".join(re.escape(word) for word in sorted(SHELL_MESSAGES, key=len, reverse=True))
+SHELL_MESSAGE_PATTERNS = (
+    rf"(^[ \t>]*)({_ALTERNATIVES})(?=[ \t]*[(（]|[ \t]*$)",
+    rf"([0-9+\]-] +)({_ALTERNATIVES})(?=[ \t(（]|$)",
+)
+CORE_DUMPED_PATTERN = " ?(" + "|".join(re.escape(note) for note in CORE_DUMPED) + ")"
+
+_SHELL = [re.compile(pattern, re.MULTILINE) for pattern in SHELL_MESSAGE_PATTERNS]
+_CORE = re.compile(CORE_DUMPED_PATTERN)
+_SHELL_BYTES = [re.compile(pattern.encode(), re.MULTILINE) for pattern in SHELL_MESSAGE_PATTERNS]
+_CORE_BYTES = re.compile(CORE_DUMPED_PATTERN.encode())
+_ENGLISH = {word.encode(): english.encode() for word, english in SHELL_MESSAGES.items()}
+_CORE_ENGLISH = {note.encode(): english.encode() for note, english in CORE_DUMPED.items()}
+# A fast first look (RE2: one automaton, linear time) decides whether a block needs the rule.
+_ANY_TRANSLATED = re2.compile("|".join(re.escape(word) for word in (*SHELL_MESSAGES, *CORE_DUMPED)))
+
+
+def _english_bytes(block: bytes | bytearray) -> bytes | bytearray:
+    if _ANY_TRANSLATED.search(block) is None:
+        return block
+    for pattern in _SHELL_BYTES:
+        block = pattern.sub(lambda found: found[1] + _ENGLISH[found[2]], block)
+    return _CORE_BYTES.sub(lambda found: _CORE_ENGLISH[found[1]], block)
+
+
+def _english(text: str) -> str:
+    for pattern in _SHELL:
+        text = pattern.sub(lambda found: found[1] + SHELL_MESSAGES[found[2]], text)
+    return _CORE.sub(lambda found: CORE_DUMPED[found[1]], text)
+
 
 # -- text: log lines (as bytes, whole blocks of lines at once) and literal signatures ------------
 
@@ -52,7 +149,7 @@ def clean_block(block: bytes | bytearray) -> bytes | bytearray:
         block = _MARKUP_BYTES.sub(b"", block)
     if b"\xa0" in block and b"\xc2\xa0" in block:
         block = block.replace(b"\xc2\xa0", b" ")
-    return block
+    return _english_bytes(block)
 
 
 def finish_lines(cleaned: bytes | bytearray) -> bytes:
@@ -80,7 +177,7 @@ def normalise_block(block: bytes | bytearray) -> bytes:
 def normalise_text(text: str) -> str:
     """One line (or a literal signature), normalised by the same rules as a block."""
     text = _ANSI.sub("", text).replace("\r", "")
-    text = _MARKUP.sub("", text).replace("\u00a0", " ")
+    text = _english(_MARKUP.sub("", text).replace("\u00a0", " "))
     text = _QUOTE.sub("", text)
     return _BLANKS.sub(" ", text)
 

@@ -33,7 +33,14 @@ from .encyclopedia import SEVERITY_ORDER, Encyclopedia
 from .history import FileHistory
 from .limits import MATCHES_KEPT, MAX_LINE_LENGTH
 from .models import CONTRACT_VERSION, KEY_PATTERN, SEVERITIES, Entry, LiteralSignature, Taxonomy, entry_json_schema
-from .normalise import normalise_regex, normalise_text
+from .normalise import (
+    CORE_DUMPED,
+    CORE_DUMPED_PATTERN,
+    SHELL_MESSAGE_PATTERNS,
+    SHELL_MESSAGES,
+    normalise_regex,
+    normalise_text,
+)
 from .problem_codes import PROBLEM_CODES
 from .regex_subset import required_literal
 from .resources import TEMPLATES_DIR
@@ -383,6 +390,10 @@ class Renderer:
             "codeMatch": CODE_MATCH,
             "stemSuffixes": list(STEM_SUFFIXES),
             "fieldWeights": {field: FIELD_WEIGHTS[field] for field in ("title", "signature", "symptom")},
+            "shellMessages": SHELL_MESSAGES,
+            "shellMessagePatterns": list(SHELL_MESSAGE_PATTERNS),
+            "coreDumped": CORE_DUMPED,
+            "coreDumpedPattern": CORE_DUMPED_PATTERN,
             **roles.shared_table(),
             **closest.shared_table(),
         }

@@ -28,8 +28,21 @@
   var QUOTE = /^[ \t]*(?:>[ \t]?)+/;
   var BLANKS = / [ \t]+|\t[ \t]*/g;
 
+  /* Between rules 3 and 4: a shell's signal report in another language reads as in English
+     (normalise.py SHELL_MESSAGES, the same table and patterns). */
+  var SHELL_MESSAGES = shared.shellMessages, CORE_DUMPED = shared.coreDumped;
+  var SHELL = shared.shellMessagePatterns.map(function (pattern) { return new RegExp(pattern, "g"); });
+  var CORE = new RegExp(shared.coreDumpedPattern, "g");
+
+  function english(text) {
+    SHELL.forEach(function (pattern) {
+      text = text.replace(pattern, function (whole, before, word) { return before + SHELL_MESSAGES[word]; });
+    });
+    return text.replace(CORE, function (whole, note) { return CORE_DUMPED[note]; });
+  }
+
   function normaliseText(text) {
-    return text.replace(ANSI, "").replace(/\r/g, "").replace(MARKUP, "").replace(/\u00a0/g, " ")
+    return english(text.replace(ANSI, "").replace(/\r/g, "").replace(MARKUP, "").replace(/\u00a0/g, " "))
       .replace(QUOTE, "").replace(BLANKS, " ");
   }
 
