@@ -11,6 +11,7 @@ the same search index (api/search-index.json), with this table from shared.js.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .compat import SLOTS
@@ -29,6 +30,9 @@ ERROR_LINE = (
     r"|\b(?:Segmentation fault|Bus error|Aborted|Killed)(?: \(core dumped\))?$"
     r"|\bterminate called\b"
 )
+# Source code printed in a log (a traceback's code lines, a compiler's debug dump) names
+# exceptions without reporting one: such lines are not looked up.
+CODE_LINE = r"\b(?:raise|except) [A-Za-z_(]"
 ERROR_LINES_READ = 8  # the most recent distinct error lines looked up
 CLOSEST_SHOWN = 3
 # Below this a line shares only common words with an entry (`error`, `runtime`, a file name):
@@ -45,12 +49,15 @@ class Closest:
     line: Match  # the error line it was found from
 
 
+_CODE_LINE = re.compile(CODE_LINE)
+
+
 def recent_error_lines(lines: list[Match]) -> list[Match]:
-    """The most recent distinct error lines, last first."""
+    """The most recent distinct error lines that are not source code, last first."""
     chosen: list[Match] = []
     seen: set[str] = set()
     for match in reversed(lines):
-        if match.text not in seen:
+        if match.text not in seen and not _CODE_LINE.search(match.text):
             seen.add(match.text)
             chosen.append(match)
             if len(chosen) == ERROR_LINES_READ:
@@ -77,6 +84,7 @@ def shared_table() -> dict:
     """The part of shared.js that the diagnose page reads."""
     return {
         "errorLine": ERROR_LINE,
+        "codeLine": CODE_LINE,
         "errorLinesRead": ERROR_LINES_READ,
         "errorLinesKept": ERROR_LINES_KEPT,
         "closestShown": CLOSEST_SHOWN,

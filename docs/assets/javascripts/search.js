@@ -133,9 +133,9 @@
   /* When no signature matched: the best entry of each recent error line, last line first
      (generator/closest.py, the same rule and table). `lines`: [{line, text}] in log order. */
   function closestEntries(index, lines) {
-    var recent = [], seen = new Set();
+    var recent = [], seen = new Set(), code = new RegExp(shared.codeLine);
     for (var i = lines.length - 1; i >= 0 && recent.length < shared.errorLinesRead; i--) {
-      if (!seen.has(lines[i].text)) { seen.add(lines[i].text); recent.push(lines[i]); }
+      if (!seen.has(lines[i].text) && !code.test(lines[i].text)) { seen.add(lines[i].text); recent.push(lines[i]); }
     }
     var found = [];
     for (var r = 0; r < recent.length && found.length < shared.closestShown; r++) {
