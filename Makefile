@@ -126,6 +126,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check generator tests bench
 	$(VENV)/bin/ruff format --check generator tests bench
 	$(VENV)/bin/mypy
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 validate: $(CORE_STAMP)
 	$(PY) -m generator validate entries

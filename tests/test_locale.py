@@ -30,7 +30,10 @@ def ranking(index: SignatureIndex, log: Path) -> list[str]:
 
 
 def test_the_english_log_finds_the_kill_and_the_crash(index):
-    assert set(ranking(index, LOCALE / "shell-signals-en.log")) >= {"process-killed-sigkill", "native-crash-segfault-abort"}
+    assert set(ranking(index, LOCALE / "shell-signals-en.log")) >= {
+        "process-killed-sigkill",
+        "native-crash-segfault-abort",
+    }
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
