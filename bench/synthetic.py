@@ -11,11 +11,16 @@ from __future__ import annotations
 import random
 import re
 import shutil
+import sys
 from pathlib import Path
 
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from generator.normalise import normalise_regex, normalise_text  # noqa: E402
+
 WORDS = [
     "allocator",
     "gradient",
@@ -108,11 +113,12 @@ def variant(signature: dict, index: int) -> dict | None:
         examples = [example.replace(word, replacement) for example in signature["examples"]]
         if "regex" in signature:
             regex = re.sub(rf"(?<![\\\w]){word}(?!\w)", replacement, signature["regex"])
-            if all(re.search(regex, example) for example in examples):
+            # Checked as the validator checks it: on examples read as the matcher reads lines.
+            if all(re.search(normalise_regex(regex), normalise_text(example)) for example in examples):
                 return {"regex": regex, **extra, "examples": examples}
         else:
             literal = signature["literal"].replace(word, replacement)
-            if all(literal in example for example in examples):
+            if all(normalise_text(literal) in normalise_text(example) for example in examples):
                 return {"literal": literal, **extra, "examples": examples}
     return None
 
