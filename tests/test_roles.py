@@ -70,8 +70,8 @@ def test_the_launchers_summary_is_told_under_the_error_it_reports(tmp_path):
     found = diagnose(str(SHAPE_UNDER_TORCHRUN), cache=tmp_path, entries=SHIPPED)
     assert found.returncode == 0, found.stderr
     text = found.stdout.decode()
-    assert text.splitlines()[2].startswith('1. "mat1 and mat2 shapes cannot be multiplied"')
     numbered = [line for line in text.splitlines() if line[:1].isdigit()]
+    assert numbered[0].startswith('1. "mat1 and mat2 shapes cannot be multiplied"')
     assert not any("ChildFailedError" in line for line in numbered), "the wrapper is not numbered on its own"
     assert "Reported by the launcher: torchrun ChildFailedError" in text
 

@@ -421,6 +421,14 @@ def test_regex_must_match_its_examples(corpus):
     assert source_at(problem).startswith("'abc x'")
 
 
+def test_an_example_in_another_language_is_checked_as_the_matcher_reads_it(corpus):
+    """bash in German prints `Getötet` for Killed; the matcher reads it as `Killed` (normalise.py)."""
+    corpus.entry(signatures=with_sources("\n  - regex: '^Killed$'\n    examples: ['Killed', 'Getötet', '已杀死']"))
+    assert check(corpus) == []
+    problem = sig(corpus, "\n  - regex: '^Killed$'\n    examples: ['Getötet und mehr']")
+    assert problem.field == "signatures[0].examples[0]" and "not even its first part matches" in problem.message
+
+
 def test_literal_examples_must_contain_it(corpus):
     problem = sig(corpus, "\n  - literal: 'abc'\n    examples: ['xyz']")
     assert problem.field == "signatures[0].examples[0]"
