@@ -127,6 +127,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check generator tests bench
 	$(VENV)/bin/mypy
 	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-actions action.yml
 
 validate: $(CORE_STAMP)
 	$(PY) -m generator validate entries

@@ -11,6 +11,7 @@ import dataclasses
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from .problems import EntriesFolderError
 
 if TYPE_CHECKING:  # imported when used: `diagnose` starts without pydantic
     from .encyclopedia import Encyclopedia
+    from .formats import Report
     from .loading import LoadResult
     from .signature_index import SignatureIndex
 
@@ -97,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
         help="log files (plain or gzip); '-' or nothing reads standard input",
     )
     _reader_options(diagnose)
-    diagnose.add_argument("--json", action="store_true", help="print a JSON array, best match first")
+    _format_option(diagnose, FORMATS)
     diagnose.add_argument("--top", type=_positive, default=5, metavar="N", help="show the N best matches (default: 5)")
     diagnose.set_defaults(run=_diagnose)
 
@@ -108,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _reader_options(run)
     run.add_argument("--on-match", action="store_true", help="report each failure as soon as its first line appears")
+    _format_option(run, FORMATS)
     run.add_argument(
         "--top", type=_positive, default=5, metavar="N", help="diagnose with the N best matches (default: 5)"
     )
@@ -119,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     _reader_options(watch)
     watch.add_argument("--from-end", action="store_true", help="report only what is written from now on")
     watch.add_argument("--interval", type=float, default=0.25, help="seconds between checks (default: 0.25)")
+    _format_option(watch, LIVE_FORMATS)
     watch.set_defaults(run=_watch)
 
     explain = commands.add_parser("explain", help="show one entry in the terminal")
@@ -306,6 +310,19 @@ def _mkdocs_repo_url() -> str | None:
 # -- diagnose, run, watch, explain, search: reading the encyclopedia ---------------------------
 
 
+FORMATS = ("text", "json", "github", "sarif", "short")
+LIVE_FORMATS = ("text", "json", "github", "short")  # one finding at a time: no SARIF document
+FORMAT_HELP = (
+    "text (default, for a person); json; github (GitHub Actions annotations and job summary); "
+    "sarif (SARIF 2.1.0, for code scanning); short (LOG:LINE: LEVEL: ID: title (url), for editors and grep)"
+)
+
+
+def _format_option(command: argparse.ArgumentParser, choices: tuple[str, ...]) -> None:
+    command.add_argument("--format", choices=choices, default="text", help=FORMAT_HELP)
+    command.add_argument("--json", dest="format", action="store_const", const="json", help="the same as --format json")
+
+
 def _reader_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--entries",
@@ -368,15 +385,8 @@ def _positive(text: str) -> int:
 
 def _diagnose(args: argparse.Namespace) -> int:
     from .closest import closest_entries
-    from .diagnose import (
-        InputError,
-        as_json,
-        as_text,
-        check_inputs,
-        closest_as_json,
-        closest_as_text,
-        scan_logs,
-    )
+    from .diagnose import InputError, check_inputs, scan_logs
+    from .formats import Report
     from .signature_index import load_search
 
     try:
@@ -396,27 +406,53 @@ def _diagnose(args: argparse.Namespace) -> int:
         search = load_search(_entries_dir(args))
         closest = closest_entries(search, matcher.error_lines(found)) if search else []
     site = _site(args)
-    if args.json:
-        items = json.loads(as_json(diagnosis, index, matcher, args.logs, site))
-        print(json.dumps(items + closest_as_json(closest, index, args.logs, site), ensure_ascii=False, indent=2))
-    elif diagnosis.findings:
-        print(as_text(diagnosis, index, args.logs, site))
-    else:
-        print("No known failure signature found in the log.")
-        if closest:
-            print("\n" + closest_as_text(closest, index, args.logs, site))
+    report = Report(diagnosis, closest, index, matcher, args.logs, site)
+    print(_formatted(report, args.format))
     return EXIT_OK if diagnosis.findings else EXIT_INVALID
 
 
+def _formatted(report: Report, output: str) -> str:
+    """The diagnosis in the format asked for (`generator.formats`)."""
+    from .diagnose import as_json, as_text, closest_as_json, closest_as_text
+    from .formats import as_github, as_sarif, as_short, write_github_summary
+
+    diagnosis, index, paths, site = report.diagnosis, report.index, report.paths, report.site
+    if output == "json":
+        items = json.loads(as_json(diagnosis, index, report.matcher, paths, site))
+        return json.dumps(items + closest_as_json(report.closest, index, paths, site), ensure_ascii=False, indent=2)
+    if output == "sarif":
+        return as_sarif(report, _version())
+    if output == "short":
+        return as_short(report)
+    if output == "github":
+        write_github_summary(report)
+        return as_github(report)
+    if diagnosis.findings:
+        return as_text(diagnosis, index, paths, site)
+    text = "No known failure signature found in the log."
+    return text + ("\n\n" + closest_as_text(report.closest, index, paths, site) if report.closest else "")
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ml-failure-encyclopedia")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
 def _run(args: argparse.Namespace) -> int:
-    from .diagnose import as_text, found_now
+    from .formats import Report
     from .live import live_scan, run_command, write_text
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         raise UsageError("no command to run; write it after --, e.g. mlfail run -- torchrun train.py")
     index, site = _index(args), _site(args)
-    on_found = (lambda result: write_text(None, found_now(result, index, site) + "\n")) if args.on_match else None
+    # GitHub reads workflow commands from standard output; everything else goes beside the job's errors.
+    target = sys.stdout.buffer if args.format == "github" else None
+    on_found = _live_reporter(index, site, args.format, "-", target) if args.on_match else None
     scan = live_scan(index, on_found)
     try:
         status = run_command(command, scan, sys.stdout.buffer, sys.stderr.buffer)
@@ -428,22 +464,41 @@ def _run(args: argparse.Namespace) -> int:
         return 0  # a job that succeeded gets no diagnosis
     diagnosis = index.triage(scan.results())
     diagnosis.findings = diagnosis.findings[: args.top]
+    if args.format != "text":
+        report = Report(diagnosis, [], index, scan.matcher, ["-"], site)
+        write_text(target, _formatted(report, args.format) + "\n")
+        return status
     header = f"\nmlfail: `{' '.join(command)}` exited with status {status}."
     if diagnosis.findings:
+        from .diagnose import as_text
+
         write_text(None, f"{header} Diagnosis, best match first:\n\n{as_text(diagnosis, index, ['-'], site)}\n")
     else:
         write_text(None, f"{header} No known failure signature in its output.\n")
     return status
 
 
-def _watch(args: argparse.Namespace) -> int:
+def _live_reporter(index: SignatureIndex, site: str, output: str, path: str, target: Any) -> Callable[[Any], None]:
+    """What prints each failure as soon as it is found, in the format asked for."""
     from .diagnose import found_now
-    from .live import live_scan, watch, write_text
+    from .formats import live_line
+    from .live import write_text
+
+    if output == "text":
+        return lambda result: write_text(target, found_now(result, index, site) + "\n")
+    return lambda result: write_text(target, live_line(result, index, site, output, path) + "\n")
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from .live import live_scan, watch
 
     index, site = _index(args), _site(args)
-    scan = live_scan(index, lambda result: write_text(sys.stdout.buffer, found_now(result, index, site) + "\n"))
+    scan = live_scan(index, _live_reporter(index, site, args.format, args.log, sys.stdout.buffer))
+    # The first line and the caught-up line are the begin and end markers of the VS Code problem
+    # matcher (docs/assets/vscode/tasks.json): findings reported between them are the log's so far.
     print(f"mlfail: watching {args.log} (Ctrl-C to stop)", file=sys.stderr, flush=True)
-    watch(Path(args.log), scan, from_end=args.from_end, interval=args.interval)
+    caught_up = lambda: print(f"mlfail: caught up with {args.log}", file=sys.stderr, flush=True)  # noqa: E731
+    watch(Path(args.log), scan, from_end=args.from_end, interval=args.interval, on_caught_up=caught_up)
     return EXIT_OK
 
 

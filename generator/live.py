@@ -186,13 +186,23 @@ def follow(path: Path, from_end: bool = False, interval: float = 0.25) -> Iterat
         time.sleep(interval)
 
 
-def watch(path: Path, scan: LiveScan, from_end: bool = False, interval: float = 0.25) -> None:
-    """Scan `path` as it grows, until interrupted; `scan.on_found` reports each failure."""
+def watch(
+    path: Path,
+    scan: LiveScan,
+    from_end: bool = False,
+    interval: float = 0.25,
+    on_caught_up: Callable[[], None] | None = None,
+) -> None:
+    """Scan `path` as it grows, until interrupted; `scan.on_found` reports each failure;
+    `on_caught_up` is called once, when what the file held at the start has been scanned."""
     for data in follow(path, from_end, interval):
         if data:
             scan.feed(data)
         if scan.due() or not data:
             scan.flush()
+        if not data and on_caught_up is not None:
+            on_caught_up()
+            on_caught_up = None
 
 
 def live_scan(index: SignatureIndex, on_found: Callable[[Result], None] | None = None) -> LiveScan:
