@@ -204,13 +204,16 @@ class SearchIndex:
         return cls(dict(postings), dict(code_postings), tag_terms, tag_phrases, titles, matcher, rules)
 
     def to_json(self) -> dict:
+        # Terms in sorted order: an entry's terms are collected through sets, whose order changes with
+        # PYTHONHASHSEED, and the site must be the same bytes on every build. Each term's entries keep
+        # the encyclopedia's order, which is the order both sides add scores in.
         return {
-            "postings": self.postings,
-            "code_postings": self.code_postings,
+            "postings": {term: self.postings[term] for term in sorted(self.postings)},
+            "code_postings": {code: self.code_postings[code] for code in sorted(self.code_postings)},
             "tag_terms": self.tag_terms,
             "tag_phrases": [[list(phrase), key] for phrase, key in self.tag_phrases.items()],
             "titles": self.titles,
-            "idf": self.idf,  # the browser multiplies by these, so both sides add the same numbers
+            "idf": {term: self.idf[term] for term in sorted(self.idf)},  # the browser multiplies by these
         }
 
     @classmethod
