@@ -199,21 +199,18 @@ class SearchIndex:
                 postings[term][entry.id] = math.log1p(weight)  # more mentions help, with diminishing returns
             for code, weight in _code_weights(entry).items():
                 code_postings[code][entry.id] = weight
-        titles = {entry_id: entry.title for entry_id, entry in encyclopedia.entries.items()}
+        titles = {entry_id: entry.title for entry_id, entry in sorted(encyclopedia.entries.items())}
         rules = (encyclopedia.causal_pairs, encyclopedia.roles)
-        return cls(dict(postings), dict(code_postings), tag_terms, tag_phrases, titles, matcher, rules)
+        return cls(_canonical(postings), _canonical(code_postings), tag_terms, tag_phrases, titles, matcher, rules)
 
     def to_json(self) -> dict:
-        # Terms in sorted order: an entry's terms are collected through sets, whose order changes with
-        # PYTHONHASHSEED, and the site must be the same bytes on every build. Each term's entries keep
-        # the encyclopedia's order, which is the order both sides add scores in.
         return {
-            "postings": {term: self.postings[term] for term in sorted(self.postings)},
-            "code_postings": {code: self.code_postings[code] for code in sorted(self.code_postings)},
+            "postings": self.postings,
+            "code_postings": self.code_postings,
             "tag_terms": self.tag_terms,
             "tag_phrases": [[list(phrase), key] for phrase, key in self.tag_phrases.items()],
             "titles": self.titles,
-            "idf": {term: self.idf[term] for term in sorted(self.idf)},  # the browser multiplies by these
+            "idf": self.idf,  # the browser multiplies by these, so both sides add the same numbers
         }
 
     @classmethod
@@ -259,6 +256,13 @@ class SearchIndex:
             return []
         results = self.matcher.rank(self.matcher.scan(io.BytesIO(query.encode("utf-8", "replace"))))
         return [finding.entry_id for finding in triage(results, *self.triage_rules).findings]
+
+
+def _canonical(postings: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Terms and their entries in sorted order: an entry's terms are gathered through sets and the
+    entries in the order they were loaded, and the site must be the same bytes on every build.
+    (A score is a sum over the query's terms, so the order of a term's entries changes no score.)"""
+    return {term: dict(sorted(postings[term].items())) for term in sorted(postings)}
 
 
 def _signature_text(signature: Signature) -> str:
