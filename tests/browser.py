@@ -165,3 +165,24 @@ class WatchedPage:
     def screenshot(self, name: str) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
         self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+PAGE_RANKINGS = """async texts => {
+    const signatures = await (await fetch('../api/signatures.json')).json();
+    const extra = await (await fetch('../api/diagnose.json')).json();
+    const matcher = new DiagnoseMatcher.Matcher(signatures, extra.causes);
+    const out = {};
+    for (const [name, text] of Object.entries(texts)) out[name] = matcher.scan(text).map(r => r.id);
+    return out;
+}"""
+
+
+def page_rankings(site: Path, texts: dict[str, str]) -> dict[str, list[str]]:
+    """The diagnose page's matcher, on a built site's API, over each text: the entry ids it ranks."""
+    with serve(site) as base_url, browser() as chromium:
+        page = WatchedPage(chromium.new_page(), base_url)
+        page.page.goto(base_url + "diagnose/")
+        page.page.add_script_tag(url=base_url + "assets/javascripts/diagnose-matcher.js")
+        rankings = page.page.evaluate(PAGE_RANKINGS, texts)
+        assert page.errors == []
+    return rankings

@@ -45,24 +45,9 @@ def test_each_language_is_diagnosed_as_english(index, language):
 
 @pytest.mark.browser
 def test_the_page_reads_them_alike(index, project_site):
-    from .browser import WatchedPage, browser, serve
+    from .browser import page_rankings
 
     texts = {language: (LOCALE / f"shell-signals-{language}.log").read_text() for language in ["en", *LANGUAGES]}
-    with serve(project_site) as base_url, browser() as chromium:
-        page = WatchedPage(chromium.new_page(), base_url)
-        page.page.goto(base_url + "diagnose/")
-        page.page.add_script_tag(url=base_url + "assets/javascripts/diagnose-matcher.js")
-        found = page.page.evaluate(
-            """async texts => {
-            const signatures = await (await fetch('../api/signatures.json')).json();
-            const extra = await (await fetch('../api/diagnose.json')).json();
-            const matcher = new DiagnoseMatcher.Matcher(signatures, extra.causes);
-            const out = {};
-            for (const [name, text] of Object.entries(texts)) out[name] = matcher.scan(text).map(r => r.id);
-            return out;
-        }""",
-            texts,
-        )
-        assert page.errors == []
+    found = page_rankings(project_site, texts)
     english = ranking(index, LOCALE / "shell-signals-en.log")
     assert found == dict.fromkeys(texts, english)

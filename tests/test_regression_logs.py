@@ -66,26 +66,11 @@ def test_the_expected_entry_ranks_first(shipped, case):
 @pytest.mark.browser
 def test_the_page_matcher_ranks_every_case_as_the_cli_does(shipped, project_site):
     """The diagnose page's matcher on the built site's API, each case pasted as text."""
-    from .browser import WatchedPage, browser, serve
+    from .browser import page_rankings as rankings_on_the_page
 
     _, matcher = shipped
     texts = {case.name: case.log.read_text(encoding="utf-8", errors="replace") for case in CASES}
-    with serve(project_site) as base_url, browser() as chromium:
-        page = WatchedPage(chromium.new_page(), base_url)
-        page.page.goto(base_url + "diagnose/")
-        page.page.add_script_tag(url=base_url + "assets/javascripts/diagnose-matcher.js")
-        page_rankings = page.page.evaluate(
-            """async texts => {
-            const signatures = await (await fetch('../api/signatures.json')).json();
-            const extra = await (await fetch('../api/diagnose.json')).json();
-            const matcher = new DiagnoseMatcher.Matcher(signatures, extra.causes);
-            const out = {};
-            for (const [name, text] of Object.entries(texts)) out[name] = matcher.scan(text).map(r => r.id);
-            return out;
-        }""",
-            texts,
-        )
-        assert page.errors == []
+    page_rankings = rankings_on_the_page(project_site, texts)
     cli = {case.name: cli_ranking(matcher, case.log) for case in CASES}
     assert page_rankings == cli, json.dumps(
         {name: (page_rankings[name], cli[name]) for name in cli if page_rankings.get(name) != cli[name]}, indent=1
