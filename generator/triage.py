@@ -36,7 +36,8 @@ from .roles import DEFAULT_ROLE, role_order
 RANK_PATTERNS = [
     re.compile(r"\[(?:rank|Rank|RANK) ?([0-9]{1,6})\]"),
     re.compile(r"\[default([0-9]{1,6})\]:"),
-    re.compile(r"\b(?:rank|Rank|RANK) ?:? ?([0-9]{1,6})\b"),  # "on rank 3", torchrun's "rank : 3"
+    # "on rank 3", torchrun's "rank : 3"; not a LoRA or low-rank setting printed in a config ("LoRA rank 8")
+    re.compile(r"(?<![Ll][Oo][Rr][Aa] )(?<![Ll]ow )\b(?:rank|Rank|RANK) ?:? ?([0-9]{1,6})\b"),
     re.compile(r"\blocal_rank: ?([0-9]{1,6})"),
 ]
 

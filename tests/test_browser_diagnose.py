@@ -166,3 +166,12 @@ def test_the_page_reads_lines_and_signatures_as_the_cli_does(page):
         TABLE,
     )
     assert got == {"text": [read for _, read in TABLE["text"]], "regex": [read for _, read in TABLE["regex"]]}
+
+
+def test_the_page_reads_ranks_as_the_cli_does(page):
+    """The rank reader's table (generator/triage.py, through shared.js) on the same lines."""
+    from .test_triage import RANK_CASES
+
+    lines = [line for line, _ in RANK_CASES]
+    found = page.page.evaluate("lines => lines.map(line => DiagnoseMatcher.rankOf(line))", lines)
+    assert found == [rank for _, rank in RANK_CASES]

@@ -16,19 +16,26 @@ def result(entry_id: str, *lines: tuple[int, str]) -> Result:
     return found
 
 
-@pytest.mark.parametrize(
-    "line,rank",
-    [
-        ("[rank3]:[E1129 10:42:17 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout", 3),
-        ("[Rank 12] Some NCCL operations have failed or timed out.", 12),
-        ("[default5]:RuntimeError: CUDA error: an illegal memory access was encountered", 5),
-        (" rank : 7 (local_rank: 3)", 7),
-        ("local_rank: 4 (pid: 1234) of binary: /usr/bin/python", 4),
-        ("Detected mismatch between collectives on ranks. Rank 0 is running collective", 0),
-        ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", None),
-        ("world_rank 3 and ranking 4", None),
-    ],
-)
+# Lines and the rank each names (None: none); the diagnose page reads them alike (test_browser_diagnose).
+RANK_CASES = [
+    ("[rank3]:[E1129 10:42:17 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout", 3),
+    ("[Rank 12] Some NCCL operations have failed or timed out.", 12),
+    ("[default5]:RuntimeError: CUDA error: an illegal memory access was encountered", 5),
+    (" rank : 7 (local_rank: 3)", 7),
+    ("local_rank: 4 (pid: 1234) of binary: /usr/bin/python", 4),
+    ("Detected mismatch between collectives on ranks. Rank 0 is running collective", 0),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", None),
+    ("world_rank 3 and ranking 4", None),
+    # Settings printed in a configuration are not ranks.
+    ("LoRA rank 8, alpha 16, dropout 0.05", None),
+    ("lora rank: 16", None),
+    ("Using low rank 4 adapters", None),
+    ("rank=16, lora_alpha=32", None),
+    ("LoraConfig(r=8, lora_alpha=16)", None),
+]
+
+
+@pytest.mark.parametrize("line,rank", RANK_CASES)
 def test_rank_of(line, rank):
     assert rank_of(line) == rank
 
