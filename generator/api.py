@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from .closest import Closest, closest_entries
+from .closest import Closest
 from .compat import SLOTS
 from .diagnose import as_text, scan_logs
 from .matcher import Match
 from .resources import shipped_entries, site_url
-from .signature_index import SignatureIndex, load_index, load_search
+from .signature_index import SignatureIndex, closest_for, load_index
 from .triage import Diagnosis, Finding, rank_of
 
 __all__ = ["Failure", "MatchedLine", "diagnose_file", "diagnose_text", "install_excepthook"]
@@ -126,10 +126,9 @@ def _failures(
     diagnosis: Diagnosis, error_lines: list[Match], entries: str | Path | None, site: str | None
 ) -> list[Failure]:
     index, base = _load(entries), site_url(site)
-    if diagnosis.findings or not error_lines:
+    if diagnosis.findings:
         return [_failure(finding, index, base) for finding in diagnosis.findings]
-    search = load_search(_folder(entries))
-    return [_closest(found, index, base) for found in closest_entries(search, error_lines)] if search else []
+    return [_closest(found, index, base) for found in closest_for(_folder(entries), error_lines)]
 
 
 def _closest(found: Closest, index: SignatureIndex, base: str) -> Failure:

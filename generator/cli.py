@@ -384,10 +384,9 @@ def _positive(text: str) -> int:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    from .closest import closest_entries
     from .diagnose import InputError, check_inputs, scan_logs
     from .formats import Report
-    from .signature_index import load_search
+    from .signature_index import closest_for
 
     try:
         check_inputs(args.logs)
@@ -401,10 +400,7 @@ def _diagnose(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     diagnosis = index.triage(matcher.rank(found))
     diagnosis.findings = diagnosis.findings[: args.top]
-    closest = []
-    if not diagnosis.findings and matcher.error_lines(found):
-        search = load_search(_entries_dir(args))
-        closest = closest_entries(search, matcher.error_lines(found)) if search else []
+    closest = [] if diagnosis.findings else closest_for(_entries_dir(args), matcher.error_lines(found))
     site = _site(args)
     report = Report(diagnosis, closest, index, matcher, args.logs, site)
     print(_formatted(report, args.format))
@@ -413,12 +409,13 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 def _formatted(report: Report, output: str) -> str:
     """The diagnosis in the format asked for (`generator.formats`)."""
-    from .diagnose import as_json, as_text, closest_as_json, closest_as_text
+    from .diagnose import as_text, closest_as_json, closest_as_text, json_items
     from .formats import as_github, as_sarif, as_short, write_github_summary
 
     diagnosis, index, paths, site = report.diagnosis, report.index, report.paths, report.site
     if output == "json":
-        items = json.loads(as_json(diagnosis, index, report.matcher, paths, site))
+        assert report.matcher is not None, "a whole diagnosis keeps its matcher"
+        items = json_items(diagnosis, index, report.matcher, paths, site)
         return json.dumps(items + closest_as_json(report.closest, index, paths, site), ensure_ascii=False, indent=2)
     if output == "sarif":
         return as_sarif(report, _version())

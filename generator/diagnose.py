@@ -126,6 +126,13 @@ def _progress_printer(path: str, stream: TextIO | None) -> Callable[[int | None]
 
 
 def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths: list[str], site: str) -> str:
+    return json.dumps(json_items(diagnosis, index, matcher, paths, site), ensure_ascii=False, indent=2)
+
+
+def json_items(
+    diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths: list[str], site: str
+) -> list[dict[str, Any]]:
+    """The findings as JSON objects, best first (`--format json`)."""
     items = []
     for finding in diagnosis.findings:
         result = finding.result
@@ -161,7 +168,7 @@ def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths
                 "matches": matches,
             }
         )
-    return json.dumps(items, ensure_ascii=False, indent=2)
+    return items
 
 
 def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str], site: str) -> str:

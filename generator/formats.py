@@ -42,7 +42,7 @@ class Report:
     diagnosis: Diagnosis
     closest: list[Closest]
     index: SignatureIndex
-    matcher: Matcher
+    matcher: Matcher | None  # JSON names each matched signature's pattern; the other formats need none
     paths: list[str]
     site: str
 
@@ -95,7 +95,7 @@ def live_item(result: Result, index: SignatureIndex) -> Item:
 
 def live_line(result: Result, index: SignatureIndex, site: str, output: str, path: str) -> str:
     """One failure as soon as it is found, in `short`, `github` or `json` (one object per line)."""
-    report = Report(Diagnosis([]), [], index, Matcher([]), [path], site)
+    report = Report(Diagnosis([]), [], index, None, [path], site)
     item = live_item(result, index)
     if output == "short":
         return _short_line(report, item)

@@ -17,9 +17,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .closest import ERROR_LINE
+from .closest import ERROR_LINE, Closest, closest_entries
 from .compat import SLOTS
-from .matcher import Matcher, Result, Signature
+from .matcher import Match, Matcher, Result, Signature
 from .search import SearchIndex
 from .triage import Diagnosis, triage
 from .urls import entry_src, url_of
@@ -163,6 +163,15 @@ def load_search(entries_dir: Path) -> SearchIndex | None:
             pass
     built, _ = _rebuild(entries_dir, current)
     return built[1] if built else None
+
+
+def closest_for(entries_dir: Path, error_lines: list[Match]) -> list[Closest]:
+    """The closest entries to a log's error lines (`generator.closest`), from the cached search;
+    none, and nothing read, for a log without error lines."""
+    if not error_lines:
+        return []
+    search = load_search(entries_dir)
+    return closest_entries(search, error_lines) if search else []
 
 
 def _rebuild(entries_dir: Path, current: str) -> tuple[tuple[SignatureIndex, SearchIndex] | None, list[Problem]]:
