@@ -5,6 +5,10 @@
     for failure in diagnose_text(log_text):
         print(failure.title, failure.url, failure.fix)
 
+    job = diagnose_job(["logs/"])  # several ranks' logs: which rank started it
+    if job.initiator:
+        print(job.initiator.ranks, job.initiator.host, job.initiator.verdict)
+
     install_excepthook()  # an uncaught exception's traceback is diagnosed on stderr
 
 The ranking is the command line's (`mlfail diagnose`): causes before their effects,
@@ -23,13 +27,23 @@ from types import TracebackType
 
 from .closest import Closest
 from .compat import SLOTS
-from .diagnose import as_text, scan_logs
+from .diagnose import as_text, diagnosis_of, initiator_object, scan_inputs, scan_logs
 from .matcher import Match
 from .resources import shipped_entries, site_url
 from .signature_index import SignatureIndex, closest_for, load_index
 from .triage import Diagnosis, Finding, rank_of
 
-__all__ = ["Failure", "MatchedLine", "diagnose_file", "diagnose_text", "install_excepthook"]
+__all__ = [
+    "Evidence",
+    "Failure",
+    "Initiator",
+    "Job",
+    "MatchedLine",
+    "diagnose_file",
+    "diagnose_job",
+    "diagnose_text",
+    "install_excepthook",
+]
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -52,11 +66,67 @@ class Failure:
     lines: tuple[MatchedLine, ...]
     consequence_of: tuple[str, ...]  # ids of failures found in the same text that cause this one
     rank: int | None
-    collateral: bool  # first seen on another rank after the first failure
+    collateral: bool  # seen only on other ranks than those that started a multi-rank failure
     role: str = "failure"  # "wrapper": a launcher's summary; "umbrella": a generic error code (generator.roles)
     reports: str | None = None  # a wrapper: the id of the failure it reports
     reported_by: tuple[str, ...] = ()  # ids of the wrappers that report this failure
     evidence: str = "signature"  # "signature": a signature matched; "closest": found by search, none matched
+
+
+@dataclass(frozen=True, **SLOTS)
+class Evidence:
+    rule: str  # the culprit finder's rule (generator.culprit)
+    file: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True, **SLOTS)
+class Initiator:
+    """The ranks that started a multi-rank failure (`mlfail diagnose`'s first line)."""
+
+    ranks: tuple[int, ...]
+    host: str | None
+    verdict: str  # code | hardware | infrastructure | unknown
+    failure: str | None  # the id of the failure found on those ranks
+    rule: str
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True, **SLOTS)
+class Job:
+    """The diagnosis of a job's logs, as `mlfail diagnose --format json` gives it."""
+
+    initiator: Initiator | None  # None: one process, or the logs cannot tell (see `collect`)
+    world_size: int | None
+    collateral: tuple[int, ...]  # ranks that failed because of the initiator
+    collect: str | None  # what to collect when the logs of several ranks cannot tell
+    failures: list[Failure]
+
+
+def diagnose_job(paths: list[str | Path], entries: str | Path | None = None, site: str | None = None) -> Job:
+    """Logs, folders of rank logs, Flight Recorder dumps or nodes' JSON reports of one job."""
+    from .culprit import COLLECT
+
+    index = _load(entries)
+    matcher = index.matcher()
+    scanned = scan_inputs(matcher, [str(path) for path in paths])
+    diagnosis = diagnosis_of(index, matcher, scanned)
+    found = initiator_object(diagnosis, index)
+    culprit = diagnosis.culprit
+    initiator = None
+    if found is not None:
+        evidence = tuple(Evidence(**item) for item in found["evidence"])
+        initiator = Initiator(
+            tuple(found["ranks"]), found["host"], found["verdict"], found["failure"], found["rule"], evidence
+        )
+    return Job(
+        initiator,
+        culprit.world_size if culprit else None,
+        tuple(culprit.collateral) if culprit and initiator else (),
+        COLLECT if culprit is not None and initiator is None else None,
+        _failures(diagnosis, matcher.error_lines(scanned.found), entries, site),
+    )
 
 
 def diagnose_text(text: str, entries: str | Path | None = None, site: str | None = None) -> list[Failure]:

@@ -384,7 +384,7 @@ def _positive(text: str) -> int:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    from .diagnose import InputError, check_inputs, scan_logs
+    from .diagnose import InputError, check_inputs, diagnosis_of, scan_inputs
     from .formats import Report
     from .signature_index import closest_for
 
@@ -395,28 +395,31 @@ def _diagnose(args: argparse.Namespace) -> int:
     index = _index(args)
     matcher = index.matcher()
     try:
-        found = scan_logs(matcher, args.logs, progress_to=sys.stderr)
+        scanned = scan_inputs(matcher, args.logs, progress_to=sys.stderr)
     except InputError as error:
         raise UsageError(str(error)) from None
-    diagnosis = index.triage(matcher.rank(found))
+    for problem in scanned.problems:
+        print(f"mlfail: {problem}", file=sys.stderr)
+    diagnosis = diagnosis_of(index, matcher, scanned)
     diagnosis.findings = diagnosis.findings[: args.top]
-    closest = [] if diagnosis.findings else closest_for(_entries_dir(args), matcher.error_lines(found))
+    closest = [] if diagnosis.findings else closest_for(_entries_dir(args), matcher.error_lines(scanned.found))
     site = _site(args)
-    report = Report(diagnosis, closest, index, matcher, args.logs, site)
+    report = Report(diagnosis, closest, index, matcher, scanned.names, site, scanned)
     print(_formatted(report, args.format))
     return EXIT_OK if diagnosis.findings else EXIT_INVALID
 
 
 def _formatted(report: Report, output: str) -> str:
     """The diagnosis in the format asked for (`generator.formats`)."""
-    from .diagnose import as_text, closest_as_json, closest_as_text, json_items
+    from .diagnose import as_text, closest_as_text, report_object
     from .formats import as_github, as_sarif, as_short, write_github_summary
 
     diagnosis, index, paths, site = report.diagnosis, report.index, report.paths, report.site
+    logs = report.scanned.logs if report.scanned else None
     if output == "json":
         assert report.matcher is not None, "a whole diagnosis keeps its matcher"
-        items = json_items(diagnosis, index, report.matcher, paths, site)
-        return json.dumps(items + closest_as_json(report.closest, index, paths, site), ensure_ascii=False, indent=2)
+        whole = report_object(diagnosis, report.closest, index, report.matcher, report.scanned, paths, site)
+        return json.dumps(whole, ensure_ascii=False, indent=2)
     if output == "sarif":
         return as_sarif(report, _version())
     if output == "short":
@@ -425,7 +428,7 @@ def _formatted(report: Report, output: str) -> str:
         write_github_summary(report)
         return as_github(report)
     if diagnosis.findings:
-        return as_text(diagnosis, index, paths, site)
+        return as_text(diagnosis, index, paths, site, logs)
     text = "No known failure signature found in the log."
     return text + ("\n\n" + closest_as_text(report.closest, index, paths, site) if report.closest else "")
 

@@ -9,21 +9,24 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import os
+import re
 import sys
 import time
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .closest import HEADING as CLOSEST_HEADING
 from .closest import Closest
+from .culprit import COLLECT, Culprit, Event, events_of, find_culprit, line_rank, ranges
+from .inputs import LogFile, expand
 from .matcher import Hits, Match, Matcher, Readable, Result
 from .roles import REPORTED_BY, UMBRELLA_ALONE, UMBRELLA_NOTE, WRAPPER_ALONE
 from .signature_index import SignatureIndex
-from .triage import Diagnosis, Finding, rank_of
+from .triage import Diagnosis, Finding, apply_culprit
 
 GZIP_MAGIC = b"\x1f\x8b"
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
@@ -40,7 +43,9 @@ def check_inputs(paths: list[str]) -> None:
         if path == "-":
             continue
         if os.path.isdir(path):
-            raise InputError(f"{path}: is a folder, not a log file")
+            if not os.access(path, os.R_OK | os.X_OK):
+                raise InputError(f"{path}: permission denied")
+            continue
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file")
         if not os.access(path, os.R_OK):
@@ -99,6 +104,55 @@ def scan_logs(matcher: Matcher, paths: list[str], progress_to: TextIO | None = N
     return found
 
 
+@dataclass
+class Scanned:
+    """Every input scanned: what the signatures and taps found, and each input's name and rank."""
+
+    found: Hits
+    logs: list[LogFile]  # per input (source), with the rank its path names
+    names: list[str]  # per input, as shown to the reader
+    extra: list[Event] = field(default_factory=list)  # from Flight Recorder dumps
+    problems: list[str] = field(default_factory=list)  # inputs set aside, and why
+
+
+def scan_inputs(matcher: Matcher, paths: list[str], progress_to: TextIO | None = None) -> Scanned:
+    """Scan logs, folders of logs, Flight Recorder dumps and other runs' reports, as one job."""
+    from .flight_recorder import events_from
+    from .reports import add_reports
+
+    inputs = expand(paths)
+    if not inputs.logs and not inputs.dumps and not inputs.reports:
+        raise InputError(
+            f"{', '.join(paths)}: no log files found (looked for *.log, *.out, *.err, *.txt, *.json, *.gz)"
+        )
+    names = [log.path for log in inputs.logs]
+    scanned = Scanned(scan_logs(matcher, names, progress_to), list(inputs.logs), names)
+    add_reports(matcher, scanned, inputs.reports)
+    scanned.extra, scanned.problems = events_from(inputs.dumps)
+    return scanned
+
+
+def diagnosis_of(index: SignatureIndex, matcher: Matcher, scanned: Scanned) -> Diagnosis:
+    """The findings, causes first, and for a job of several ranks which ranks started it."""
+    diagnosis = index.triage(matcher.rank(scanned.found))
+    apply_culprit(diagnosis, None, scanned.logs)  # each finding's ranks
+    found_on = {rank for finding in diagnosis.findings for rank in finding.ranks}
+    apply_culprit(diagnosis, culprit_of(matcher, scanned, found_on), scanned.logs)
+    return diagnosis
+
+
+def culprit_of(matcher: Matcher, scanned: Scanned, found_on: frozenset[int] | set[int] = frozenset()) -> Culprit | None:
+    """The culprit finder's answer, when the logs show more than one rank (else None);
+    `found_on`: the ranks the findings' lines were printed by."""
+    kept = {match.position(): match for match in matcher.tapped(scanned.found, "evidence")}
+    kept.update((match.position(), match) for match in matcher.tapped(scanned.found, "progress"))
+    lines = [kept[position] for position in sorted(kept)]  # a line both taps kept is read once
+    culprit = find_culprit(events_of(lines, scanned.logs, scanned.names), scanned.extra)
+    seen = set(culprit.ranks_seen) | found_on
+    several = len(seen) > 1 or (culprit.world_size or 0) > 1 or culprit.launched
+    return culprit if several else None
+
+
 def _progress_printer(path: str, stream: TextIO | None) -> Callable[[int | None], None] | None:
     """Progress on stderr for a big file, only when a person watches (a terminal)."""
     if stream is None or not stream.isatty() or path == "-":
@@ -125,14 +179,79 @@ def _progress_printer(path: str, stream: TextIO | None) -> Callable[[int | None]
 # -- output -------------------------------------------------------------------------------
 
 
-def as_json(diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths: list[str], site: str) -> str:
-    return json.dumps(json_items(diagnosis, index, matcher, paths, site), ensure_ascii=False, indent=2)
+REPORT_FORMAT = 1  # `"mlfail-report"` in a JSON report: it can be merged with others (generator.reports)
+
+
+def report_object(
+    diagnosis: Diagnosis,
+    closest: list[Closest],
+    index: SignatureIndex,
+    matcher: Matcher,
+    scanned: Scanned | None,
+    paths: list[str],
+    site: str,
+) -> dict[str, Any]:
+    """The whole diagnosis as one JSON object (`--format json`): who started it, the findings,
+    and the lines kept of each input, so that reports of several nodes can be merged."""
+    from .reports import kept_inputs
+
+    culprit = diagnosis.culprit
+    return {
+        "mlfail-report": REPORT_FORMAT,
+        "initiator": initiator_object(diagnosis, index),
+        "world_size": culprit.world_size if culprit else None,
+        "collateral": culprit.collateral if culprit and culprit.initiators else [],
+        "collect": COLLECT if culprit is not None and not culprit.initiators else None,
+        "findings": json_items(diagnosis, index, matcher, paths, site, scanned.logs if scanned else [])
+        + closest_as_json(closest, index, paths, site),
+        "inputs": kept_inputs(matcher, scanned) if scanned else [],
+    }
+
+
+def initiating_failure(diagnosis: Diagnosis, index: SignatureIndex) -> str | None:
+    """The entry of the failure that started it: the best specific finding on the initiating
+    ranks; else the failure the deciding rule shows by itself (`RULE_FAILURES`); else the generic
+    finding seen there, if any."""
+    from .culprit import RULE_FAILURES
+
+    culprit = diagnosis.culprit
+    if culprit is None or not culprit.initiators:
+        return None
+    found = diagnosis.initiating
+    if found is not None and found.role == "failure":
+        return found.entry_id
+    shown = RULE_FAILURES.get(culprit.rule or "")
+    if shown in index.entries:
+        return shown
+    return found.entry_id if found else None
+
+
+def initiator_object(diagnosis: Diagnosis, index: SignatureIndex) -> dict[str, Any] | None:
+    culprit = diagnosis.culprit
+    if culprit is None or not culprit.initiators:
+        return None
+    failure = initiating_failure(diagnosis, index)
+    return {
+        "ranks": culprit.initiators,
+        "host": culprit.host,
+        "verdict": index.entries[failure].verdict if failure else "unknown",
+        "failure": failure,
+        "rule": culprit.rule,
+        "note": culprit.note,
+        "evidence": [item.to_json() for item in culprit.evidence],
+    }
 
 
 def json_items(
-    diagnosis: Diagnosis, index: SignatureIndex, matcher: Matcher, paths: list[str], site: str
+    diagnosis: Diagnosis,
+    index: SignatureIndex,
+    matcher: Matcher,
+    paths: list[str],
+    site: str,
+    logs: list[LogFile] | None = None,
 ) -> list[dict[str, Any]]:
-    """The findings as JSON objects, best first (`--format json`)."""
+    """The findings as JSON objects, best first (`"findings"` of `--format json`)."""
+    logs = logs or []
     items = []
     for finding in diagnosis.findings:
         result = finding.result
@@ -143,7 +262,7 @@ def json_items(
                 "line": match.line,
                 "text": match.text,
                 "signature": matcher.signatures[match.signature].pattern,
-                "rank": rank_of(match.text),
+                "rank": line_rank(match.text, logs[match.source] if match.source < len(logs) else LogFile("")),
             }
             if len(paths) > 1:
                 item["file"] = paths[match.source]
@@ -162,6 +281,8 @@ def json_items(
                 "reports": finding.reports,
                 "reported_by": finding.reported_by,
                 "rank": finding.rank,
+                "ranks": finding.ranks,
+                "initiating": finding.initiating,
                 "collateral": finding.collateral,
                 "summary": info.summary,
                 "fix": info.fix,
@@ -171,23 +292,17 @@ def json_items(
     return items
 
 
-def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str], site: str) -> str:
+def as_text(
+    diagnosis: Diagnosis, index: SignatureIndex, paths: list[str], site: str, logs: list[LogFile] | None = None
+) -> str:
     lines: list[str] = []
     # A wrapper that reports a finding is told under that finding, not numbered on its own.
     shown = [finding for finding in diagnosis.findings if finding.reports is None]
     by_id = {finding.entry_id: finding for finding in diagnosis.findings}
     number = {finding.entry_id: rank for rank, finding in enumerate(shown, 1)}
     specific = any(finding.role == "failure" for finding in shown)
-    if diagnosis.first_rank is not None and diagnosis.first_line is not None:
-        collateral = [finding for finding in shown if finding.collateral]
-        first = diagnosis.first_line
-        lines.append(f"Rank {diagnosis.first_rank} failed first ({_where(first, paths)}).")
-        if collateral:
-            ranks = sorted({finding.rank for finding in collateral if finding.rank is not None})
-            lines.append(
-                f"After it, {_count(len(collateral), 'failure')} on other ranks "
-                f"({', '.join(map(str, ranks))}): collateral, fix the first one."
-            )
+    if diagnosis.culprit is not None:
+        lines.extend(culprit_lines(diagnosis, index))
         lines.append("")
     for rank, finding in enumerate(shown, 1):
         result = finding.result
@@ -206,10 +321,13 @@ def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str], site:
             lines.append(
                 f"   Consequence: here this is a result of {shown_as}{index.entries[cause].title} (above); fix that first."
             )
-        if finding.collateral:
-            lines.append(f"   Collateral: first seen on rank {finding.rank}, after rank {diagnosis.first_rank} failed.")
-        for match in result.matches[:SHOWN_LINES]:
-            lines.append(f"   {_where(match, paths)}: {_shorten(match.text, 160)}")
+        if finding.collateral and diagnosis.culprit is not None:
+            lines.append(
+                f"   Collateral: seen only on other ranks than {_ranks(diagnosis.culprit.initiators)}, which started it."
+            )
+        for match, ranks in _collapsed(result.matches, logs or [])[:SHOWN_LINES]:
+            on = f" (on ranks {ranges(ranks)})" if len(ranks) > 1 else ""
+            lines.append(f"   {_where(match, paths)}: {_shorten(match.text, 160)}{on}")
         for wrapper_id in finding.reported_by:
             wrapper = by_id[wrapper_id].result
             lines.append(
@@ -220,6 +338,56 @@ def as_text(diagnosis: Diagnosis, index: SignatureIndex, paths: list[str], site:
         lines.append(f"   Fix: {_shorten(info.fix, 300)}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")
+
+
+def culprit_lines(diagnosis: Diagnosis, index: SignatureIndex) -> list[str]:
+    """Who started a multi-rank failure, why the finder says so, and what to do; or, when the
+    logs cannot tell, what to collect."""
+    from .culprit import RULE_WORDS, VERDICT_WORDS
+
+    culprit = diagnosis.culprit
+    assert culprit is not None
+    if not culprit.initiators:
+        seen = f" (ranks {ranges(culprit.ranks_seen)} seen)" if culprit.ranks_seen else ""
+        return [
+            f"Which rank started it cannot be told from these logs{seen}.",
+            f"   Collect next: {COLLECT}.",
+        ]
+    failure = initiating_failure(diagnosis, index)
+    what = index.entries[failure].title if failure else "a failure of its own (below)"
+    host = f" (node {culprit.host})" if culprit.host else ""
+    others = f"; {_ranks(culprit.collateral)} failed because of it (collateral)" if culprit.collateral else ""
+    first = f"{_ranks(culprit.initiators).capitalize()}{host} started it: {what}{others}."
+    verdict = index.entries[failure].verdict if failure else "unknown"
+    lines = [first, f"   Why: {RULE_WORDS.get(culprit.rule or '', culprit.rule or '')}."]
+    if culprit.note:
+        lines.append(f"   Note: {culprit.note}.")
+    for item in culprit.evidence[:SHOWN_LINES]:
+        where = f"{item.file}:{item.line}" if item.line else item.file
+        lines.append(f"   {where}: {_shorten(item.text, 160)}")
+    lines.append(f"   Verdict: {verdict}: {VERDICT_WORDS.get(verdict, '')}.")
+    return lines
+
+
+def _ranks(ranks: list[int]) -> str:
+    return f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {ranges(ranks)}"
+
+
+def _collapsed(matches: list[Match], logs: list[LogFile]) -> list[tuple[Match, list[int]]]:
+    """A finding's lines with the same words on several ranks shown once, with those ranks."""
+    groups: dict[str, tuple[Match, list[int]]] = {}
+    for match in matches:
+        key = _NUMBER.sub("#", _PREFIX.sub("", match.text)).strip()
+        rank = line_rank(match.text, logs[match.source] if match.source < len(logs) else LogFile(""))
+        ranks = groups.setdefault(key, (match, []))[1]
+        if rank is not None and rank not in ranks:
+            ranks.append(rank)
+    return [(first, sorted(ranks)) for first, ranks in groups.values()]
+
+
+# Rank prefixes and numbers (ranks, ports, pids), so the same message on two ranks compares equal.
+_PREFIX = re.compile(r"^\s*(?:\[[^\]]*\]:\s*)+")
+_NUMBER = re.compile(r"[0-9]+")
 
 
 def _role_notes(finding: Finding, specific: bool, first_check: str) -> list[str]:
@@ -276,7 +444,7 @@ def found_now(result: Result, index: SignatureIndex, site: str) -> str:
     `mlfail watch`): what, where, the first thing to try and the link."""
     info = index.entries[result.entry_id]
     first = result.matches[0]
-    rank = rank_of(first.text)
+    rank = line_rank(first.text, LogFile(""))
     return "\n".join(
         [
             f"mlfail: {info.title}  [{info.severity}]" + (f" on rank {rank}" if rank is not None else ""),
@@ -291,10 +459,6 @@ def found_now(result: Result, index: SignatureIndex, site: str) -> str:
 
 def _where(match: Match, paths: list[str]) -> str:
     return f"{paths[match.source]}:{match.line}" if len(paths) > 1 else f"line {match.line}"
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'s' if number != 1 else ''}"
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -10,6 +10,7 @@ import heapq
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 from .compat import SLOTS
 from .matcher import Signature
@@ -82,6 +83,16 @@ class Encyclopedia:
                 elif link.relation == "caused-by":
                     pairs.add((link.target, entry_id))
         return sorted(pairs)
+
+    def verdict(self, entry_id: str) -> str:
+        """What to do about this failure when it starts a multi-rank failure: the entry's own
+        `verdict`, else its category's."""
+        entry = self.entries[entry_id]
+        category = self.taxonomy.categories.get(entry.category)
+        own = cast("str | None", entry.verdict)  # an optional field: None when left out
+        if own is not None:
+            return own
+        return category.verdict if category else "unknown"
 
     @cached_property
     def roles(self) -> dict[str, str]:

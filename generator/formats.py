@@ -19,13 +19,16 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .closest import Closest
 from .matcher import Match, Matcher, Result
 from .problems import github_annotation
 from .signature_index import SignatureIndex
 from .triage import Diagnosis, Finding
+
+if TYPE_CHECKING:
+    from .diagnose import Scanned
 
 FORMATS = ("text", "json", "github", "sarif", "short")
 ANNOTATIONS = 10
@@ -45,6 +48,7 @@ class Report:
     matcher: Matcher | None  # JSON names each matched signature's pattern; the other formats need none
     paths: list[str]
     site: str
+    scanned: Scanned | None = None  # the inputs with their ranks (a whole diagnosis of logs)
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,23 @@ class Signature:
 
 
 @dataclass(frozen=True, **SLOTS)
+class Tap:
+    """Lines no signature finds but a later reader needs, kept while the log is scanned: the
+    first `first` and the last `last` of them, per input when `per_input`, else over all inputs."""
+
+    name: str
+    pattern: str
+    first: int = 0
+    last: int = 0
+    per_input: bool = True
+    # For lines so frequent (a progress line per step) that reading them all would cost the scan
+    # more than the rest of its work: only the last `block_tail` bytes of the last `tail_blocks`
+    # blocks where the tap's pattern hit are read, once the input ends. 0: every line is read.
+    block_tail: int = 0
+    tail_blocks: int = 0
+
+
+@dataclass(frozen=True, **SLOTS)
 class Match:
     line: int  # 1-based
     text: str  # the line, cut to MAX_LINE_LENGTH characters
@@ -97,12 +114,17 @@ class Result:
 
 class Matcher:
     def __init__(
-        self, signatures: list[Signature], scan_regexes: list[str] | None = None, error_line: str | None = None
+        self,
+        signatures: list[Signature],
+        scan_regexes: list[str] | None = None,
+        error_line: str | None = None,
+        taps: tuple[Tap, ...] = (),
     ):
         """`scan_regexes`: each signature's `scan_regex`, when already known (the cached index
         keeps them: deriving thousands of them is a noticeable part of a start-up).
         `error_line`: a pattern of the lines that report an error, whatever the failure; the
-        last ERROR_LINES_KEPT of them are kept under `error_index` (`generator.closest`)."""
+        last ERROR_LINES_KEPT of them are kept under `error_index` (`generator.closest`).
+        `taps`: more kinds of lines to keep (`Tap`), read back with `tapped`."""
         self.signatures = signatures
         options = re2.Options()
         options.max_mem = _RE2_MEMORY
@@ -111,9 +133,13 @@ class Matcher:
         # Patterns using `^`, where a line's single leading space tells tolerant from exact.
         self._anchored = ["^[ \\t>]*" in regex for regex in self._scan_regexes]
         self.error_index: int | None = None
+        self.taps: dict[int, Tap] = {}  # pattern index -> the tap it keeps lines for
         if error_line is not None:
             self.error_index = len(self._scan_regexes)
-            self._scan_regexes.append(error_line)
+            taps = (Tap("error", error_line, 0, ERROR_LINES_KEPT, per_input=False), *taps)
+        for tap in taps:
+            self.taps[len(self._scan_regexes)] = tap
+            self._scan_regexes.append(tolerant_regex(tap.pattern) if tap.name != "error" else tap.pattern)
             self._anchored.append(False)
         for regex in self._scan_regexes:
             # Multi-line anchors, so ^ and $ mean a line's start and end inside a block.
@@ -134,22 +160,54 @@ class Matcher:
         `lines_before`: lines of the same input already scanned, when a growing log is
         scanned piece by piece (`mlfail run`, `mlfail watch`)."""
         found = {} if found is None else found
+        # Where this input's lines of each tap start in its list (a tap over all inputs: at 0); a
+        # growing log scanned piece by piece (`mlfail watch`) keeps one budget over all its pieces.
+        starts = {
+            index: self._start_of(found.get(index, []), source) if tap.per_input else 0
+            for index, tap in self.taps.items()
+        }
+        tails: dict[int, deque[tuple[bytes, int]]] = {
+            index: deque(maxlen=tap.tail_blocks) for index, tap in self.taps.items() if tap.block_tail
+        }
         read = 0
         for block, spans in self._scanned_blocks(stream, found):
             read += len(block)
+            for index, kept_tails in tails.items():
+                if spans.pop(index, None) is not None:  # its lines are read at the end, from the tails
+                    kept_tails.append(self._tail(block, self.taps[index].block_tail, lines_before))
             if spans:
                 for match in self._matches(block, lines_before, spans, source):
                     kept = found.setdefault(match.signature, [])
-                    if match.signature == self.error_index:
-                        if len(kept) == ERROR_LINES_KEPT:
-                            del kept[0]  # error lines: the last ones count
+                    tap = self.taps.get(match.signature)
+                    if tap is not None:
+                        start = starts[match.signature]
+                        if len(kept) - start >= tap.first + tap.last:
+                            del kept[start + tap.first]  # past the first ones, the last ones count
                     elif len(kept) >= MATCHES_KEPT:
                         continue
                     kept.append(match)
             lines_before += block.count(b"\n")
             if progress:
                 progress(read)
+        for index, kept_tails in tails.items():
+            kept = found.setdefault(index, [])
+            for tail, first_line in kept_tails:
+                for begin, text in self._line_spans(index, tail, len(tail)):
+                    if len(kept) - starts[index] >= self.taps[index].last:
+                        del kept[starts[index]]
+                    kept.append(Match(first_line + tail.count(b"\n", 0, begin) + 1, text, index, source))
         return found
+
+    @staticmethod
+    def _start_of(kept: list[Match], source: int) -> int:
+        return next((place for place, match in enumerate(kept) if match.source == source), len(kept))
+
+    @staticmethod
+    def _tail(block: Block, size: int, lines_before: int) -> tuple[bytes, int]:
+        """The block's last whole lines within `size` bytes, and the number of lines before them."""
+        cut = len(block) - size
+        start = block.rfind(b"\n", 0, cut) + 1 if cut > 0 else 0
+        return bytes(block[start:]), lines_before + block.count(b"\n", 0, start)
 
     def _scanned_blocks(self, stream: Readable, found: Hits) -> Iterator[tuple[Block, Spans]]:
         """(block, the matched lines of each signature in it), in order.
@@ -160,7 +218,7 @@ class Matcher:
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             for block in _blocks(stream):
                 full = frozenset(
-                    index for index, kept in found.items() if len(kept) >= MATCHES_KEPT and index != self.error_index
+                    index for index, kept in found.items() if len(kept) >= MATCHES_KEPT and index not in self.taps
                 )
                 in_flight.append((block, pool.submit(self._scan_block, block, full)))
                 if len(in_flight) > LOOKAHEAD_BLOCKS:
@@ -175,11 +233,15 @@ class Matcher:
         hits = self._set.Match(block)
         if not hits:
             return {}
-        wanted = [index for index in hits if index not in full and index != self.error_index]
+        wanted = [index for index in hits if index not in full and index not in self.taps]
         spans = {index: list(self._line_spans(index, block, MATCHES_KEPT)) for index in wanted}
-        errors = self.error_index
-        if errors is not None and errors in hits:  # error lines: the last ones of the block count
-            spans[errors] = list(deque(self._line_spans(errors, block, len(block)), maxlen=ERROR_LINES_KEPT))
+        for index in hits:
+            tap = self.taps.get(index)
+            if tap is not None and tap.block_tail:
+                spans[index] = []  # a hit: scan() keeps the block's tail and reads it at the end
+            elif tap is not None:  # the block's first and last lines of a tap are all it can need
+                lines = list(self._line_spans(index, block, len(block)))
+                spans[index] = lines if len(lines) <= tap.first + tap.last else lines[: tap.first] + lines[-tap.last :]
         return spans
 
     def _matches(self, block: Block, lines_before: int, spans: Spans, source: int) -> Iterator[Match]:
@@ -236,11 +298,16 @@ class Matcher:
         """The last error lines of the scanned log, in order (empty without `error_line`)."""
         return list(found.get(self.error_index, ())) if self.error_index is not None else []
 
+    def tapped(self, found: Hits, name: str) -> list[Match]:
+        """The lines kept for the tap called `name`, in log order (empty without that tap)."""
+        index = next((index for index, tap in self.taps.items() if tap.name == name), None)
+        return list(found.get(index, ())) if index is not None else []
+
     def rank(self, found: Hits) -> list[Result]:
         """One result per entry, best first."""
         results: dict[str, Result] = {}
         for index, matches in found.items():
-            if not matches or index == self.error_index:
+            if not matches or index in self.taps:
                 continue
             signature = self.signatures[index]
             result = results.setdefault(signature.entry_id, Result(signature.entry_id))

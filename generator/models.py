@@ -154,6 +154,12 @@ SEVERITIES: tuple[str, ...] = get_args(Severity)
 # not show (`umbrella`). Diagnoses rank them in this order (generator/roles.py).
 Role = Literal["failure", "wrapper", "umbrella"]
 ROLES: tuple[str, ...] = get_args(Role)
+# What the reader of a multi-rank diagnosis does about the failure that started it: fix the
+# program (`code`), drain the node (`hardware`), fix the network, storage or scheduler limits
+# (`infrastructure`), or find out (`unknown`). An entry's own value, else its category's.
+Verdict = Literal["code", "hardware", "infrastructure", "unknown"]
+VERDICTS: tuple[str, ...] = get_args(Verdict)
+DEFAULT_VERDICT: Verdict = "unknown"
 RelationKind = Literal["co-occurs", "causes", "caused-by", "similar", "see-also"]
 
 
@@ -308,6 +314,12 @@ class Entry(_Model):
         "(torchrun's ChildFailedError); `umbrella`: a generic error code with many specific causes (ncclSystemError). "
         "A diagnosis ranks a wrapper below every other finding and an umbrella below every specific failure.",
     )
+    verdict: Verdict = _optional(
+        Verdict,
+        "What to do when this failure starts a multi-rank failure: `code` (fix the program), `hardware` "
+        "(drain the node), `infrastructure` (network, storage, scheduler limits, preemption) or `unknown`. "
+        "Without it, the category's `verdict` applies.",
+    )
     tags: NonEmptyList[Key] = Field(description="Keys of the taxonomy's `tags`.")
     description: Text = _optional(Text, "What this failure is (Markdown).")
     mechanism: Text = Field(description="Why it happens (Markdown).")
@@ -332,6 +344,10 @@ class Category(_Model):
     signatures_optional: Annotated[bool, Strict()] = Field(
         default=False,
         description="True when its failures may print no error line (a slow run): entries may then have no signatures.",
+    )
+    verdict: Verdict = Field(
+        default=DEFAULT_VERDICT,
+        description="The verdict of its entries that set none (`code`, `hardware`, `infrastructure`, `unknown`).",
     )
 
 

@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import jinja2
 
-from . import closest, graphs, markdown_text, roles
+from . import closest, culprit, graphs, markdown_text, rank_lines, roles
 from .compat import SLOTS
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
 from .history import FileHistory
@@ -369,6 +369,7 @@ class Renderer:
                 "title": entries[ref.entry_id].title,
                 "severity": entries[ref.entry_id].severity,
                 "role": entries[ref.entry_id].role,
+                "verdict": self.encyclopedia.verdict(ref.entry_id),
                 "url": url_of(entry_src(ref.entry_id)),
             }
             for ref in self.encyclopedia.signatures
@@ -396,6 +397,8 @@ class Renderer:
             "coreDumpedPattern": CORE_DUMPED_PATTERN,
             **roles.shared_table(),
             **closest.shared_table(),
+            **rank_lines.shared_table(),
+            **culprit.shared_table(),
         }
         body = json.dumps(shared, ensure_ascii=False, separators=(",", ":"))
         return f"/* Generated from generator/ by the site build: do not edit. */\nself.FeShared = {body};\n"

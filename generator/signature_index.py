@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 from .closest import ERROR_LINE, Closest, closest_entries
 from .compat import SLOTS
-from .matcher import Match, Matcher, Result, Signature
+from .matcher import Match, Matcher, Result, Signature, Tap
+from .rank_lines import EVIDENCE_KEPT, EVIDENCE_LINE, PROGRESS_BLOCK_TAIL, PROGRESS_BLOCKS, PROGRESS_KEPT, PROGRESS_LINE
 from .search import SearchIndex
 from .triage import Diagnosis, triage
 from .urls import entry_src, url_of
@@ -28,7 +29,12 @@ if TYPE_CHECKING:  # the index is read without loading the models
     from .encyclopedia import Encyclopedia
     from .problems import Problem
 
-INDEX_FORMAT = 5
+INDEX_FORMAT = 6
+# The lines the culprit finder reads (generator.rank_lines), kept while the log is scanned.
+RANK_TAPS = (
+    Tap("evidence", EVIDENCE_LINE, EVIDENCE_KEPT, EVIDENCE_KEPT),
+    Tap("progress", PROGRESS_LINE, 0, PROGRESS_KEPT, block_tail=PROGRESS_BLOCK_TAIL, tail_blocks=PROGRESS_BLOCKS),
+)
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -40,6 +46,7 @@ class EntryInfo:
     fix: str
     role: str = "failure"
     first_check: str = ""  # an umbrella's first confirmation step: what to collect next
+    verdict: str = "unknown"  # code | hardware | infrastructure | unknown (generator.models.Verdict)
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -51,7 +58,7 @@ class SignatureIndex:
 
     def matcher(self) -> Matcher:
         """A matcher of every signature, that also keeps the log's last error lines (`closest`)."""
-        return Matcher(self.signatures, self.scan_regexes, ERROR_LINE)
+        return Matcher(self.signatures, self.scan_regexes, ERROR_LINE, RANK_TAPS)
 
     @property
     def roles(self) -> dict[str, str]:
@@ -92,6 +99,7 @@ class SignatureIndex:
                 entry.fix.summary,
                 entry.role,
                 entry.confirm[0] if entry.role == "umbrella" else "",
+                encyclopedia.verdict(entry.id),
             )
             for entry in encyclopedia.entries.values()
         }

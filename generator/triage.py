@@ -14,41 +14,27 @@ earliest line). Three things it cannot know are added here:
 - **Roles** (`generator.roles`). Specific failures come first, then umbrellas (generic
   codes), then wrappers (a launcher's summary), whatever their counts; the order above
   stands within each group. A wrapper reports the best finding that is not a wrapper.
-- **Ranks.** Each matched line is read for the rank it belongs to (`[rank3]:`,
-  `[Rank 3]`, `[default3]:`, `local_rank: 3`, `rank 3`). The earliest matched line
-  that names a rank gives the rank that failed first; failures first seen on other
-  ranks after it are collateral.
+- **Ranks.** Each matched line is read for the rank that printed it (`[rank3]:`,
+  `[default3]:`, the rank its file's path names, `rank 3`: `generator.rank_lines`). With the
+  culprit finder's answer (`generator.culprit`), a finding seen on an initiating rank is the
+  one that started it, and one seen only on ranks that failed because of it is collateral.
 
 The diagnose page's matcher applies the same rules (docs/assets/javascripts/diagnose-matcher.js).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .compat import SLOTS
-from .matcher import Match, Result
+from .culprit import Culprit, line_rank
+from .inputs import LogFile
+from .matcher import Result
+from .rank_lines import RANK_PATTERNS, rank_of
 from .roles import DEFAULT_ROLE, role_order
 
-# The usual rank prefixes of launchers and of PyTorch / NCCL messages, most specific first.
-RANK_PATTERNS = [
-    re.compile(r"\[(?:rank|Rank|RANK) ?([0-9]{1,6})\]"),
-    re.compile(r"\[default([0-9]{1,6})\]:"),
-    # "on rank 3", torchrun's "rank : 3"; not a LoRA or low-rank setting printed in a config ("LoRA rank 8")
-    re.compile(r"(?<![Ll][Oo][Rr][Aa] )(?<![Ll]ow )\b(?:rank|Rank|RANK) ?:? ?([0-9]{1,6})\b"),
-    re.compile(r"\blocal_rank: ?([0-9]{1,6})"),
-]
-
-
-def rank_of(line: str) -> int | None:
-    """The rank a log line belongs to, or None when it names none."""
-    for pattern in RANK_PATTERNS:
-        found = pattern.search(line)
-        if found:
-            return int(found.group(1))
-    return None
+__all__ = ["RANK_PATTERNS", "Diagnosis", "Finding", "apply_culprit", "rank_of", "triage"]
 
 
 @dataclass(**SLOTS)
@@ -61,7 +47,9 @@ class Finding:
     reports: str | None = None  # a wrapper: the finding it is the launcher's summary of
     reported_by: list[str] = field(default_factory=list)  # the wrappers that report this finding
     rank: int | None = None  # the rank of its earliest matched line that names one
-    collateral: bool = False  # first seen on another rank after the initiating failure
+    ranks: list[int] = field(default_factory=list)  # every rank its lines were printed by
+    collateral: bool = False  # seen only on other ranks than the initiating ones: a consequence
+    initiating: bool = False  # seen on an initiating rank: the failure that started it
 
     @property
     def entry_id(self) -> str:
@@ -71,8 +59,12 @@ class Finding:
 @dataclass(**SLOTS)
 class Diagnosis:
     findings: list[Finding]
-    first_rank: int | None = None  # the rank that failed first, when the log names ranks
-    first_line: Match | None = None  # the line that shows it
+    culprit: Culprit | None = None  # which ranks started it, for a job of several ranks
+
+    @property
+    def initiating(self) -> Finding | None:
+        """The finding that started a multi-rank failure, when the culprit finder named ranks."""
+        return next((finding for finding in self.findings if finding.initiating), None)
 
 
 def triage(
@@ -99,7 +91,7 @@ def triage(
     findings.sort(key=lambda finding: role_order(finding.role))  # stable: the order above stands per role
     _attach_wrappers(findings)
     diagnosis = Diagnosis(findings)
-    _read_ranks(diagnosis)
+    apply_culprit(diagnosis, None, [])
     return diagnosis
 
 
@@ -132,23 +124,28 @@ def _attach_wrappers(findings: list[Finding]) -> None:
             reported.reported_by.append(finding.entry_id)
 
 
-def _read_ranks(diagnosis: Diagnosis) -> None:
-    earliest: Match | None = None
-    earliest_rank: int | None = None
-    first_seen: dict[str, tuple[tuple[int, int], int]] = {}  # entry -> (position, rank) of its first ranked line
+def apply_culprit(diagnosis: Diagnosis, culprit: Culprit | None, logs: list[LogFile]) -> None:
+    """Each finding's ranks (its lines' ranks, `logs` giving each input's rank from its path), and,
+    with the culprit finder's answer, which finding started it and which are collateral."""
+    diagnosis.culprit = culprit
     for finding in diagnosis.findings:
+        ranks: list[int] = []
         for match in finding.result.matches:
-            rank = rank_of(match.text)
-            if rank is None:
-                continue
-            if finding.entry_id not in first_seen:
-                first_seen[finding.entry_id] = (match.position(), rank)
-                finding.rank = rank
-            if earliest is None or match.position() < earliest.position():
-                earliest, earliest_rank = match, rank
-    if earliest is None:
+            log = logs[match.source] if match.source < len(logs) else LogFile("")
+            rank = line_rank(match.text, log)
+            if rank is not None and rank not in ranks:
+                ranks.append(rank)
+        finding.ranks, finding.rank = sorted(ranks), (ranks[0] if ranks else None)
+    if culprit is None or not culprit.initiators:
         return
-    diagnosis.first_rank, diagnosis.first_line = earliest_rank, earliest
+    initiators = set(culprit.initiators)
     for finding in diagnosis.findings:
-        seen = first_seen.get(finding.entry_id)
-        finding.collateral = seen is not None and seen[1] != earliest_rank and seen[0] > earliest.position()
+        finding.initiating = bool(initiators & set(finding.ranks))
+        finding.collateral = bool(finding.ranks) and not finding.initiating
+    if not any(finding.initiating for finding in diagnosis.findings):
+        # Nothing matched on the initiating ranks' own lines: the best specific finding seen on no
+        # collateral rank stands for it (torchrun's summary names the signal, say, in its own lines).
+        for finding in diagnosis.findings:
+            if finding.role != "wrapper" and not finding.collateral:
+                finding.initiating = True
+                break

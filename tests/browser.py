@@ -186,3 +186,26 @@ def page_rankings(site: Path, texts: dict[str, str]) -> dict[str, list[str]]:
         rankings = page.page.evaluate(PAGE_RANKINGS, texts)
         assert page.errors == []
     return rankings
+
+
+PAGE_CULPRITS = """async texts => {
+    const signatures = await (await fetch('../api/signatures.json')).json();
+    const extra = await (await fetch('../api/diagnose.json')).json();
+    const matcher = new DiagnoseMatcher.Matcher(signatures, extra.causes);
+    const out = {};
+    for (const [name, text] of Object.entries(texts)) {
+        const results = matcher.scan(text);
+        out[name] = results.culprit ? DiagnoseCulprit.culpritLines(results.culprit, results).first : null;
+    }
+    return out;
+}"""
+
+
+def page_culprits(site: Path, texts: dict[str, str]) -> dict[str, str | None]:
+    """The diagnose page's culprit finder over each text: the first line it shows, or None."""
+    with serve(site) as base_url, browser() as chromium:
+        page = WatchedPage(chromium.new_page(), base_url)
+        page.page.goto(base_url + "diagnose/")
+        found = page.page.evaluate(PAGE_CULPRITS, texts)
+        assert page.errors == []
+    return found

@@ -72,15 +72,17 @@ def paste(page: WatchedPage, text: str) -> list[dict]:
 
 
 def test_results_read_as_a_triage(page):
-    """Cause first with its effect marked, the first rank and collateral, quick answer and fix,
-    each matched line shown once."""
+    """Cause first with its effect marked, the rank that started it and the collateral, quick
+    answer and fix, each matched line shown once."""
     page.page.set_input_files("#fe-file", [])
     found = paste(page, (FIXTURES / "ranks.log").read_text() + "[rank0]: Beta overflow. Skipping step again\n")
     assert [item["id"] for item in found] == ["alpha-failure", "beta-failure"]
-    assert page.page.inner_text("#fe-summary").startswith("Rank 2 failed first (line 1). 1 failure on other ranks")
+    summary = page.page.inner_text("#fe-summary")
+    assert summary.startswith("Rank 2 started it: Alpha failure with CUDA out of memory.\n"), summary
+    assert "Why: they failed on their own" in summary and "Verdict: " in summary
     beta = page.page.query_selector("#fe-results > li[data-entry=beta-failure]")
     assert "A consequence of “Alpha failure with CUDA out of memory” above" in beta.inner_text()
-    assert "Collateral: first seen on rank 0, after rank 2 failed." in beta.inner_text()
+    assert "Collateral: seen only on other ranks than rank 2, which started it." in beta.inner_text()
     alpha = page.page.query_selector("#fe-results > li[data-entry=alpha-failure]")
     assert alpha.query_selector(".fe-diagnose__answer").inner_text() == (
         "Quick answer: The alpha model runs out of GPU memory on its first step."
@@ -106,7 +108,7 @@ def test_copy_as_markdown(page):
     page.page.click("#fe-copy")
     page.page.wait_for_function("document.getElementById('fe-copy').textContent === 'Copied'")
     copied = page.page.evaluate("navigator.clipboard.readText()")
-    assert copied.startswith("## Diagnosis\n\nRank 2 failed first (line 1).\n")
+    assert copied.startswith("## Diagnosis\n\nRank 2 started it: Alpha failure with CUDA out of memory.\n   - Why: ")
     assert "1. **[Alpha failure with CUDA out of memory](" in copied and "/failures/alpha-failure/)** (high)" in copied
     assert "   - A consequence of: Alpha failure with CUDA out of memory" in copied
     assert "   line 1: [rank2]:[E1129 10:00:01] torch.OutOfMemoryError: Tried to allocate 2.00 GiB (alpha)" in copied

@@ -85,7 +85,7 @@ def test_the_cli_marks_the_closest_entries_and_exits_1(tmp_path):
     text = found.stdout.decode()
     assert text.startswith("No known failure signature found in the log.\n\n" + HEADING + ":\n")
     assert "   found from line 5: FileNotFoundError: [Errno 2] No such file or directory:" in text
-    items = json.loads(diagnose("--json", str(log), cache=tmp_path / "cache", entries=SHIPPED).stdout)
+    items = json.loads(diagnose("--json", str(log), cache=tmp_path / "cache", entries=SHIPPED).stdout)["findings"]
     assert 1 <= len(items) <= CLOSEST_SHOWN
     assert {item["evidence"] for item in items} == {"closest"}
     assert items[0]["matches"] == [{"line": 5, "text": RESUME.splitlines()[4]}]
@@ -94,7 +94,7 @@ def test_the_cli_marks_the_closest_entries_and_exits_1(tmp_path):
 def test_a_signature_match_is_never_mixed_with_closest_entries(tmp_path):
     log = tmp_path / "disk.log"
     log.write_text(RESUME + "OSError: [Errno 28] No space left on device\n")
-    items = json.loads(diagnose("--json", str(log), cache=tmp_path / "cache", entries=SHIPPED).stdout)
+    items = json.loads(diagnose("--json", str(log), cache=tmp_path / "cache", entries=SHIPPED).stdout)["findings"]
     assert items and {item["evidence"] for item in items} == {"signature"}
 
 

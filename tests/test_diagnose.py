@@ -45,7 +45,7 @@ def diagnose(
 
 
 def ranking(result: subprocess.CompletedProcess) -> list[dict]:
-    return json.loads(result.stdout)
+    return json.loads(result.stdout)["findings"]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case["log"] for case in CASES])
@@ -82,17 +82,23 @@ def test_json_shape(cache):
 
 def test_a_cause_ranks_above_its_effect_and_ranks_are_read(cache):
     """beta matches two signatures and alpha one, but alpha causes beta: alpha comes first.
-    Rank 2 fails first (line 1); beta, first seen on rank 0 after it, is collateral."""
+    Rank 2 fails on its own (an out-of-memory error); beta, seen only on ranks 0 and 1, is collateral."""
     found = ranking(diagnose(str(FIXTURES / "ranks.log"), "--json", cache=cache))
     assert [(item["id"], item["score"]) for item in found] == [("alpha-failure", 1), ("beta-failure", 2)]
     alpha, beta = found
     assert (alpha["rank"], alpha["collateral"], alpha["consequence_of"]) == (2, False, [])
     assert (beta["rank"], beta["collateral"], beta["consequence_of"]) == (0, True, ["alpha-failure"])
     assert [match["rank"] for match in beta["matches"]] == [0, 1]
+    whole = json.loads(diagnose(str(FIXTURES / "ranks.log"), "--json", cache=cache).stdout)
+    assert (whole["initiator"]["ranks"], whole["initiator"]["failure"], whole["initiator"]["rule"]) == (
+        [2],
+        "alpha-failure",
+        "own-failure",
+    )
     text = diagnose(str(FIXTURES / "ranks.log"), cache=cache).stdout.decode()
-    assert text.startswith("Rank 2 failed first (line 1).\nAfter it, 1 failure on other ranks (0): collateral")
+    assert text.startswith("Rank 2 started it: Alpha failure with CUDA out of memory.\n")
     assert "Consequence: here this is a result of 1. Alpha failure with CUDA out of memory (above)" in text
-    assert "Collateral: first seen on rank 0, after rank 2 failed." in text
+    assert "Collateral: seen only on other ranks than rank 2, which started it." in text
 
 
 def test_text_output_for_people(cache):
@@ -130,7 +136,7 @@ def test_top_limits_the_results(cache):
     "make_input,message",
     [
         (lambda tmp: tmp / "missing.log", b"no such file"),
-        (lambda tmp: tmp, b"is a folder"),
+        (lambda tmp: (tmp / "logs").mkdir() or tmp / "logs", b"no log files found"),
     ],
 )
 def test_unusable_input_is_a_clear_error(tmp_path, cache, make_input, message):

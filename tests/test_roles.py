@@ -11,13 +11,13 @@ import pytest
 from generator.matcher import Match, Result
 from generator.triage import triage
 
-from .regression_logs import RELEASES
+from .regression_logs import PRODUCED
 from .site_build import REPO
 from .test_diagnose import diagnose
 
 SHIPPED = REPO / "entries"
 # Rank 1's Linear layer gets the wrong width; torchrun's ChildFailedError summary follows it.
-SHAPE_UNDER_TORCHRUN = RELEASES / "linear-shape-under-torchrun-torch-2-13.log"
+SHAPE_UNDER_TORCHRUN = PRODUCED / "linear-shape-under-torchrun-torch-2-13.log"
 
 
 def result(entry_id: str, signatures: int, *lines: int) -> Result:
@@ -75,7 +75,9 @@ def test_the_launchers_summary_is_told_under_the_error_it_reports(tmp_path):
     assert not any("ChildFailedError" in line for line in numbered), "the wrapper is not numbered on its own"
     assert "Reported by the launcher: torchrun ChildFailedError" in text
 
-    as_json = json.loads(diagnose("--json", str(SHAPE_UNDER_TORCHRUN), cache=tmp_path, entries=SHIPPED).stdout)
+    as_json = json.loads(diagnose("--json", str(SHAPE_UNDER_TORCHRUN), cache=tmp_path, entries=SHIPPED).stdout)[
+        "findings"
+    ]
     first, launcher = as_json[0], as_json[-1]
     assert (first["id"], first["role"], first["evidence"]) == (
         "linear-mat1-mat2-shape-mismatch",
@@ -104,7 +106,7 @@ def test_an_umbrella_below_the_specific_error_and_alone_with_what_to_collect(tmp
     generic = "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled cuda error"
     both = tmp_path / "both.log"
     both.write_text(f"{generic}\n{specific}\n")
-    found = json.loads(diagnose("--json", str(both), cache=tmp_path, entries=SHIPPED).stdout)
+    found = json.loads(diagnose("--json", str(both), cache=tmp_path, entries=SHIPPED).stdout)["findings"]
     assert [item["id"] for item in found][:2] == ["cuda-illegal-memory-access", "nccl-unhandled-cuda-error"]
     assert found[1]["role"] == "umbrella"
 

@@ -1,4 +1,4 @@
-"""Causes before effects and the rank that failed first, on the matcher's results."""
+"""Causes before effects, roles, and the ranks of each finding, on the matcher's results."""
 
 from __future__ import annotations
 
@@ -69,16 +69,25 @@ def test_a_cycle_of_causes_keeps_the_best_ranked_first():
     assert [finding.entry_id for finding in findings] == ["a", "b"]
 
 
-def test_first_rank_and_collateral():
+def test_the_culprits_answer_marks_the_initiating_finding_and_the_collateral():
+    from generator.culprit import Culprit
+    from generator.triage import apply_culprit
+
     results = [
         result("timeout", (40, "[rank0]: Watchdog caught"), (41, "[rank1]: Watchdog caught")),
         result("oom", (12, "[rank3]: torch.OutOfMemoryError")),
         result("unranked", (50, "Killed")),
     ]
     diagnosis = triage(results, [])
-    assert (diagnosis.first_rank, diagnosis.first_line.line) == (3, 12)
-    assert {f.entry_id: (f.rank, f.collateral) for f in diagnosis.findings} == {
-        "timeout": (0, True),
-        "oom": (3, False),
-        "unranked": (None, False),
+    assert {f.entry_id: (f.ranks, f.initiating, f.collateral) for f in diagnosis.findings} == {
+        "timeout": ([0, 1], False, False),
+        "oom": ([3], False, False),
+        "unranked": ([], False, False),
+    }, "without the culprit finder's answer nothing is initiating or collateral"
+    apply_culprit(diagnosis, Culprit([3], "own-failure", [], [0, 1], 4, [0, 1, 3], {}), [])
+    assert diagnosis.initiating is not None and diagnosis.initiating.entry_id == "oom"
+    assert {f.entry_id: (f.rank, f.initiating, f.collateral) for f in diagnosis.findings} == {
+        "timeout": (0, False, True),
+        "oom": (3, True, False),
+        "unranked": (None, False, False),
     }

@@ -181,7 +181,8 @@
       var index = self.signatures.length;
       self.signatures.push({
         id: signature.id, title: signature.title, url: signature.url, severity: signature.severity,
-        role: signature.role || "failure", pattern: signature.pattern, regex: regex, length: codePoints(signature.pattern),
+        role: signature.role || "failure", verdict: signature.verdict || "unknown", pattern: signature.pattern,
+        regex: regex, length: codePoints(signature.pattern),
         supporting: !!signature.supporting,
       });
       if (signature.needle) {
@@ -211,6 +212,7 @@
     var errorLines = [];
     var position = 0, lineNumber = 0, nextReport = 0;
     var needles = new Set();
+    var keeper = root.DiagnoseCulprit ? new root.DiagnoseCulprit.Keeper() : null;  // lines the culprit finder reads
     while (position < text.length) {
       var end = text.indexOf("\n", position);
       if (end < 0) end = text.length;
@@ -222,6 +224,7 @@
         errorLines.push({ line: lineNumber, text: line });
         if (errorLines.length > ERROR_LINES_KEPT) errorLines.shift();
       }
+      if (keeper) keeper.add(lineNumber, line);
       needles.clear();
       this.automaton.search(line, needles);
       var candidates = this.always.slice();
@@ -242,6 +245,15 @@
     }
     var list = this.rank(found);
     list.errorLines = errorLines;
+    if (keeper) {
+      root.DiagnoseCulprit.applyCulprit(list, null);  // each result's ranks
+      var foundOn = [].concat.apply([], list.map(function (result) { return result.ranks; }));
+      list.culprit = root.DiagnoseCulprit.findCulprit(keeper.lines(), foundOn);
+      root.DiagnoseCulprit.applyCulprit(list, list.culprit);
+      var shown = list.culprit && shared.ruleFailures[list.culprit.rule];
+      var entry = shown && this.signatures.find(function (signature) { return signature.id === shown; });
+      if (entry) list.culprit.ruleFailure = { id: entry.id, title: entry.title, verdict: entry.verdict };
+    }
     return list;
   };
 
@@ -252,7 +264,7 @@
       var result = results.get(signature.id);
       if (!result) {
         result = { id: signature.id, title: signature.title, url: signature.url, severity: signature.severity,
-                   role: signature.role, evidenceKind: "signature", reports: null, reportedBy: [],
+                   role: signature.role, verdict: signature.verdict, evidenceKind: "signature", reports: null, reportedBy: [],
                    score: 0, specificity: 0, first: Infinity, matches: [], primary: false };
         results.set(signature.id, result);
       }
@@ -280,7 +292,9 @@
     });
     list = this.causesFirst(list);
     list = byRole(list);
-    readRanks(list);
+    list.forEach(function (result) {
+      result.matches.forEach(function (match) { match.rank = rankOf(match.text); });
+    });
     return list;
   };
 
@@ -335,27 +349,6 @@
     }
     return ordered;
   };
-
-  /* Each result's rank (of its first line naming one); the earliest such line overall is the
-     rank that failed first, and results first seen on another rank after it are collateral. */
-  function readRanks(list) {
-    var earliest = null;
-    list.forEach(function (result) {
-      result.rank = null;
-      result.collateral = false;
-      result.matches.forEach(function (match) {
-        match.rank = rankOf(match.text);
-        if (match.rank === null) return;
-        if (result.rank === null) { result.rank = match.rank; result.rankLine = match.line; }
-        if (!earliest || match.line < earliest.line) earliest = match;
-      });
-    });
-    list.firstFailure = earliest && { rank: earliest.rank, line: earliest.line, text: earliest.text };
-    if (!earliest) return;
-    list.forEach(function (result) {
-      result.collateral = result.rank !== null && result.rank !== earliest.rank && result.rankLine > earliest.line;
-    });
-  }
 
   root.DiagnoseMatcher = { Matcher: Matcher, MAX_LINE_LENGTH: MAX_LINE_LENGTH, normaliseText: normaliseText,
                            normaliseRegex: normaliseRegex, rankOf: rankOf };

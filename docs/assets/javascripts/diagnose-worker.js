@@ -1,7 +1,7 @@
 /* Web Worker of the diagnose page: loads the signatures once, then matches each log sent to it.
    Everything stays in this browser tab: the log is never sent anywhere. */
 "use strict";
-importScripts("shared.js", "diagnose-matcher.js", "search.js");
+importScripts("shared.js", "diagnose-culprit.js", "diagnose-matcher.js", "search.js");
 
 var matcherPromise = null, searchPromise = null;
 
@@ -54,7 +54,7 @@ self.onmessage = function (event) {
       var closest = results.length ? Promise.resolve([]) : closestEntries(message.searchUrl, results.errorLines);
       return closest.then(function (found) {
         found.forEach(function (entry) { entry.answer = answers[entry.id] || null; });
-        self.postMessage({ type: "results", results: results, firstFailure: results.firstFailure || null,
+        self.postMessage({ type: "results", results: results, culprit: results.culprit || null,
                            closest: found, bytes: text.length, milliseconds: Date.now() - started });
       });
     })

@@ -57,8 +57,12 @@
     });
   }
 
+  function ranksWord(ranks) {
+    return ranks.length === 1 ? "rank " + ranks[0] : "ranks " + self.DiagnoseCulprit.ranges(ranks);
+  }
+
   /* One result per entry; a line matched by several entries is shown under the first only. */
-  function render(list, results, firstFailure) {
+  function render(list, results, culprit) {
     list.textContent = "";
     var shown = new Set();
     var items = shownResults(results);
@@ -84,9 +88,9 @@
         item.appendChild(element("p", "fe-diagnose__consequence",
           "A consequence of “" + titleOf(results, cause) + "” above: fix that first."));
       });
-      if (result.collateral && firstFailure) {
+      if (result.collateral && culprit && culprit.initiators.length) {
         item.appendChild(element("p", "fe-diagnose__collateral",
-          "Collateral: first seen on rank " + result.rank + ", after rank " + firstFailure.rank + " failed."));
+          "Collateral: seen only on other ranks than " + ranksWord(culprit.initiators) + ", which started it."));
       }
       if (result.answer) {
         item.appendChild(labelled("Quick answer", result.answer.summary, "fe-diagnose__answer"));
@@ -144,7 +148,7 @@
   }
 
   /* The diagnosis as Markdown, for a bug report or a chat. */
-  function asMarkdown(results, firstFailure, closest) {
+  function asMarkdown(results, culprit, closest) {
     var out = ["## Diagnosis", ""];
     if (!results.length && closest.length) {
       out.push("No known failure signature found. " + shared().closestHeading + ":", "");
@@ -154,7 +158,12 @@
       });
       return out.join("\n") + "\n";
     }
-    if (firstFailure) out.push("Rank " + firstFailure.rank + " failed first (line " + firstFailure.line + ").", "");
+    if (culprit) {
+      var told = self.DiagnoseCulprit.culpritLines(culprit, results);
+      out.push(told.first);
+      told.rest.forEach(function (line) { out.push("   - " + line.replace(/`{3,}/g, "``")); });
+      out.push("");
+    }
     var items = shownResults(results);
     var specific = items.some(function (result) { return result.role === "failure"; });
     items.forEach(function (result, index) {
@@ -166,7 +175,9 @@
         if (result.reportedBy.indexOf(cause) < 0) out.push("   - A consequence of: " + titleOf(results, cause));
       });
       reporters(results, result).forEach(function (note) { out.push("   - " + note); });
-      if (result.collateral) out.push("   - Collateral: first seen on rank " + result.rank);
+      if (result.collateral && culprit && culprit.initiators.length) {
+        out.push("   - Collateral: seen only on other ranks than " + ranksWord(culprit.initiators) + ", which started it.");
+      }
       if (result.answer) {
         out.push("   - Quick answer: " + result.answer.summary.replace(/\s+/g, " "));
         out.push("   - What to do: " + result.answer.fix.replace(/\s+/g, " "));
@@ -216,14 +227,14 @@
           progress.value = data.fraction;
         } else if (data.type === "results") {
           progress.hidden = true;
-          render(list, data.results, data.firstFailure);
+          render(list, data.results, data.culprit);
           renderClosest(list, data.closest || []);
           var count = shownResults(data.results).length;
           status.textContent = count
             ? count + " matching failure" + (count === 1 ? "" : "s") + ", best first."
             : "No known failure signature found in this log.";
-          showSummary(data.results, data.firstFailure);
-          markdown = asMarkdown(data.results, data.firstFailure, data.closest || []);
+          showSummary(data.results, data.culprit);
+          markdown = asMarkdown(data.results, data.culprit, data.closest || []);
           copy.hidden = !data.results.length && !(data.closest || []).length;
           root.dataset.state = "done";
         } else {
@@ -235,15 +246,14 @@
       worker.postMessage(message);
     }
 
-    function showSummary(results, firstFailure) {
+    function showSummary(results, culprit) {
       summary.textContent = "";
-      if (!firstFailure) return;
-      var collateral = results.filter(function (result) { return result.collateral; });
-      summary.appendChild(element("strong", null, "Rank " + firstFailure.rank + " failed first"));
-      summary.appendChild(document.createTextNode(" (line " + firstFailure.line + ")." + (collateral.length
-        ? " " + collateral.length + " failure" + (collateral.length === 1 ? "" : "s") +
-          " on other ranks came after it: collateral, fix the first one."
-        : "")));
+      if (!culprit) return;
+      var told = self.DiagnoseCulprit.culpritLines(culprit, results);
+      summary.appendChild(element("strong", null, told.first));
+      var details = element("ul", "fe-diagnose__culprit");
+      told.rest.forEach(function (line) { details.appendChild(element("li", null, line)); });
+      summary.appendChild(details);
       summary.hidden = false;
     }
 
