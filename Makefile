@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export NO_MKDOCS_2_WARNING := 1
 PORT ?= 8000
 
-.PHONY: site test test-all-pages lint serve serve-full validate schema bench clean browser check-pythons hooks venv test-package check-package-pythons
+.PHONY: site test test-all-pages lint serve serve-full validate schema bench produce clean browser check-pythons hooks venv test-package check-package-pythons
 
 # Re-install whenever the project's dependencies change. $(STAMP): everything (site, tests, lint);
 # $(CORE_STAMP): only what validating entries needs, for `make validate` and the commit hook.
@@ -143,6 +143,16 @@ schema: $(STAMP)
 # Benchmarks (several minutes): validation, builds at 200/2,000/10,000 entries, diagnosis.
 bench: $(STAMP)
 	$(PY) bench/run_all.py
+
+# The logs of tests/fixtures/diagnose/produced/, run again with the releases pinned in
+# bench/produce-requirements.txt (installed into .venv-produce/ on the first run, on
+# $(PRODUCE_PYTHON)): checks that each committed log still reads as those releases print it.
+# Not part of `make test` (it installs torch and takes a while). One case, its log rewritten:
+# make produce PRODUCE_ARGS="--only NAME --write"
+PRODUCE_PYTHON ?= python3.11
+PRODUCE_ARGS ?=
+produce: $(CORE_STAMP)
+	$(PY) bench/produce.py --base-python $(PRODUCE_PYTHON) $(PRODUCE_ARGS)
 
 clean:
 	rm -rf site .pytest_cache .hypothesis test-artifacts

@@ -4,6 +4,10 @@
 
 Prints how many excerpts rank the expected entry first, how many rank another entry
 first, how many match nothing, and the failures that have no entry yet (`expect: none`).
+The excerpts taken by sampling (generic queries, every paste in the order found: `sampled:`)
+are counted apart, all of them (those with no entry count as misses: the honest measure of
+coverage and recall) and those with an entry; then a table per category, and every miss
+with its reason (`wording`, `ranking`, `known`, `no entry`).
 Then the closest-entries fallback, counted apart: on the excerpts that match nothing, and,
 to measure the fallback itself, on every excerpt with an error line as if no signature
 had matched (its search reads the words of the error lines, not the signatures' patterns).
@@ -59,10 +63,11 @@ def main() -> int:
     )
     for label, group in (("wrong first", wrong), ("nothing", nothing), ("no entry yet", uncovered)):
         for case, first in group:
-            why = f" [known: {case.known_miss}]" if case.known_miss else ""
+            why = f" [{case.known_miss}]" if case.known_miss else f" [{case.failure}]" if case.failure else ""
             print(
                 f"  {label}: {case.name} (expected {', '.join(case.expect) or 'none'}, got {first}){why} {case.origin}"
             )
+    _sampled(right, wrong, nothing, uncovered, result.encyclopedia)
     covered_cases = [case for case, _ in right + wrong + nothing]
     share = max(covered, 1)
     print(
@@ -74,6 +79,51 @@ def main() -> int:
         for case, first in right:
             print(f"  right: {case.name} -> {first}")
     return 0
+
+
+def _sampled(right: list, wrong: list, nothing: list, uncovered: list, encyclopedia) -> None:
+    """The figures of the excerpts taken by sampling, per category, and the size of the set."""
+    groups = {"right": right, "wrong": wrong, "nothing": nothing, "no entry": uncovered}
+    sampled = {label: [case for case, _ in group if case.sampled] for label, group in groups.items()}
+    total = sum(len(group) for group in sampled.values())
+    with_entry = total - len(sampled["no entry"])
+    everything = [case for group in groups.values() for case, _ in group]
+    urls = {case.url.split("#")[0] for case in everything if case.url}
+    repos = {"/".join(url.split("/")[3:5]) for url in urls}
+    recent = sum(1 for case in everything if case.sampled and (case.posted or "") >= "2024")
+    print(
+        f"the set: {len(everything)} excerpts, {len(urls)} threads in {len(repos)} repositories; "
+        f"{total} taken by sampling ({recent} posted 2024 or later)"
+    )
+    if not total:
+        return
+    print(
+        f"sampled, all counted: {len(sampled['right'])} of {total} rank the right entry first "
+        f"({len(sampled['right']) / total:.1%}), {len(sampled['wrong'])} another ({len(sampled['wrong']) / total:.1%}), "
+        f"{len(sampled['nothing'])} nothing, {len(sampled['no entry'])} have no entry ({len(sampled['no entry']) / total:.1%})"
+    )
+    print(
+        f"sampled with an entry: {len(sampled['right'])} of {with_entry} first "
+        f"({len(sampled['right']) / max(with_entry, 1):.1%}), wrong first {len(sampled['wrong']) / max(with_entry, 1):.1%}"
+    )
+    print(f"  {'category':<14} {'sampled':>7} {'first':>6} {'wrong':>6} {'nothing':>8} {'no entry':>9}")
+    for category in sorted({_category(case, encyclopedia) for group in sampled.values() for case in group}):
+        counts = [sum(1 for case in sampled[label] if _category(case, encyclopedia) == category) for label in groups]
+        print(f"  {category:<14} {sum(counts):>7} {counts[0]:>6} {counts[1]:>6} {counts[2]:>8} {counts[3]:>9}")
+    reasons: dict[str, int] = {}
+    for label in ("wrong", "nothing"):
+        for case in sampled[label]:
+            reason = (case.known_miss or "unexplained").split(":")[0]
+            reasons[reason] = reasons.get(reason, 0) + 1
+    reasons["no entry"] = len(sampled["no entry"])
+    print("sampled misses by reason: " + ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items())))
+
+
+def _category(case, encyclopedia) -> str:
+    if case.category:
+        return case.category
+    entry = encyclopedia.entries.get(case.expect[0]) if case.expect else None
+    return entry.category if entry else "?"
 
 
 def _fallback(cases: list, closest: dict[str, list[str]]) -> str:

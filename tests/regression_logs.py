@@ -1,7 +1,9 @@
 """The regression set of real logs: excerpts from public threads (tests/fixtures/diagnose/threads/)
-and logs printed by current releases on this machine (tests/fixtures/diagnose/releases/).
+and logs printed by current releases on this machine (tests/fixtures/diagnose/produced/).
 
-A thread case is `<name>.log` (the excerpt, verbatim) and `<name>.yaml` (`url`, `expect`). A release
+A thread case is `<name>.log` (the excerpt, verbatim) and `<name>.yaml` (`url`, `expect`; a case
+taken by sampling, `s-<repo>-<number>`, also says `sampled:` (the generic query that found it),
+`category`, `launcher`, `posted` and `failure`). A release
 case is `<name>.log` (what the run printed), `<name>.py` (the script that printed it) and
 `<name>.yaml` (`made_with`: the release and launcher, `command`, `expect`)."""
 
@@ -14,7 +16,7 @@ import yaml
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "diagnose"
 THREADS = FIXTURES / "threads"
-RELEASES = FIXTURES / "releases"
+PRODUCED = FIXTURES / "produced"
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,11 @@ class Case:
     known_miss: str | None = None  # why the expected entry cannot rank first (yet)
     made_with: str | None = None  # the release that printed it, for a log made on this machine
     command: str | None = None
+    sampled: str | None = None  # the generic query that found it, for an excerpt taken by sampling
+    category: str | None = None  # the failure's category (for `expect: none`, where its entry would go)
+    launcher: str | None = None
+    posted: str | None = None  # YYYY-MM of the post, when the excerpt shows it
+    failure: str | None = None  # what failed, in a line (always given for `expect: none`)
 
     @property
     def covered(self) -> bool:
@@ -36,7 +43,7 @@ class Case:
         return self.url or f"{self.made_with}: {self.command}"
 
 
-def load_cases(folders: tuple[Path, ...] = (THREADS, RELEASES)) -> list[Case]:
+def load_cases(folders: tuple[Path, ...] = (THREADS, PRODUCED)) -> list[Case]:
     cases = []
     for folder in folders:
         for log in sorted(folder.glob("*.log")):
@@ -52,6 +59,11 @@ def load_cases(folders: tuple[Path, ...] = (THREADS, RELEASES)) -> list[Case]:
                     meta.get("known_miss"),
                     meta.get("made_with"),
                     meta.get("command"),
+                    meta.get("sampled"),
+                    meta.get("category"),
+                    meta.get("launcher"),
+                    str(meta["posted"]) if meta.get("posted") else None,
+                    meta.get("failure"),
                 )
             )
     return cases

@@ -23,7 +23,7 @@ from generator.diagnose import scan_logs
 from generator.formats import Report, as_github, as_sarif, as_short, github_summary
 from generator.signature_index import SignatureIndex
 
-from .regression_logs import RELEASES, THREADS, load_cases
+from .regression_logs import PRODUCED, THREADS, load_cases
 from .site_build import REPO
 from .test_diagnose import diagnose
 
@@ -34,7 +34,7 @@ SITE = "https://example.org/encyclopedia/"
 # Real logs of the regression set: a launcher's summary under the error it reports; a watchdog
 # timeout on several ranks; an out-of-memory error from a thread.
 GOLDEN_LOGS = [
-    RELEASES / "linear-shape-under-torchrun-torch-2-13.log",
+    PRODUCED / "linear-shape-under-torchrun-torch-2-13.log",
     THREADS / "nccl-watchdog-timeout.log",
     THREADS / "cuda-oom-forward.log",
 ]

@@ -10,7 +10,7 @@ import pytest
 from generator.diagnose import diagnose
 from generator.signature_index import SignatureIndex
 
-from .regression_logs import RELEASES, THREADS, load_cases
+from .regression_logs import PRODUCED, THREADS, load_cases
 from .site_build import REPO
 
 CASES = load_cases()
@@ -33,7 +33,7 @@ def cli_ranking(matcher, log: Path) -> list[str]:
 
 def test_every_case_names_its_origin_and_a_known_entry(shipped):
     encyclopedia, _ = shipped
-    for folder in (THREADS, RELEASES):
+    for folder in (THREADS, PRODUCED):
         logs = {path.stem for path in folder.glob("*.log")}
         sidecars = {path.stem for path in folder.glob("*.yaml")}
         assert logs == sidecars, f"{folder.name}: each <case>.log needs its <case>.yaml, and the reverse"
