@@ -69,11 +69,10 @@ class Tap:
     first: int = 0
     last: int = 0
     per_input: bool = True
-    # For lines so frequent (a progress line per step) that reading them all would cost the scan
-    # more than the rest of its work: only the last `block_tail` bytes of the last `tail_blocks`
-    # blocks where the tap's pattern hit are read, once the input ends. 0: every line is read.
-    block_tail: int = 0
-    tail_blocks: int = 0
+    # For lines so frequent (a progress line per step) that looking for them in every block would
+    # cost the scan more than the rest of its work: when set, the pattern is not in the scan at all,
+    # and only the last `end_blocks` blocks of each input are read for it, once the input ends.
+    end_blocks: int = 0
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -137,13 +136,17 @@ class Matcher:
         if error_line is not None:
             self.error_index = len(self._scan_regexes)
             taps = (Tap("error", error_line, 0, ERROR_LINES_KEPT, per_input=False), *taps)
-        for tap in taps:
+        # Taps read at the end of an input come last, outside the set: the set's indices stay the
+        # indices of `_scan_regexes`.
+        for tap in sorted(taps, key=lambda tap: tap.end_blocks > 0):
             self.taps[len(self._scan_regexes)] = tap
             self._scan_regexes.append(tolerant_regex(tap.pattern) if tap.name != "error" else tap.pattern)
             self._anchored.append(False)
-        for regex in self._scan_regexes:
-            # Multi-line anchors, so ^ and $ mean a line's start and end inside a block.
-            self._set.Add("(?m)" + regex)
+        self._at_end = {index: tap for index, tap in self.taps.items() if tap.end_blocks}
+        for index, regex in enumerate(self._scan_regexes):
+            if index not in self._at_end:
+                # Multi-line anchors, so ^ and $ mean a line's start and end inside a block.
+                self._set.Add("(?m)" + regex)
         self._set.Compile()
         self._line_patterns: dict[int, Any] = {}  # insertion order = least recently used first
 
@@ -166,15 +169,14 @@ class Matcher:
             index: self._start_of(found.get(index, []), source) if tap.per_input else 0
             for index, tap in self.taps.items()
         }
-        tails: dict[int, deque[tuple[bytes, int]]] = {
-            index: deque(maxlen=tap.tail_blocks) for index, tap in self.taps.items() if tap.block_tail
-        }
+        last_blocks: deque[tuple[Block, int]] = deque(
+            maxlen=max((t.end_blocks for t in self._at_end.values()), default=0)
+        )
         read = 0
         for block, spans in self._scanned_blocks(stream, found):
             read += len(block)
-            for index, kept_tails in tails.items():
-                if spans.pop(index, None) is not None:  # its lines are read at the end, from the tails
-                    kept_tails.append(self._tail(block, self.taps[index].block_tail, lines_before))
+            if last_blocks.maxlen:
+                last_blocks.append((block, lines_before))
             if spans:
                 for match in self._matches(block, lines_before, spans, source):
                     kept = found.setdefault(match.signature, [])
@@ -189,25 +191,24 @@ class Matcher:
             lines_before += block.count(b"\n")
             if progress:
                 progress(read)
-        for index, kept_tails in tails.items():
-            kept = found.setdefault(index, [])
-            for tail, first_line in kept_tails:
-                for begin, text in self._line_spans(index, tail, len(tail)):
-                    if len(kept) - starts[index] >= self.taps[index].last:
-                        del kept[starts[index]]
-                    kept.append(Match(first_line + tail.count(b"\n", 0, begin) + 1, text, index, source))
+        for index, tap in self._at_end.items():
+            self._read_at_end(index, tap, list(last_blocks)[-tap.end_blocks :], found, starts[index], source)
         return found
+
+    def _read_at_end(
+        self, index: int, tap: Tap, blocks: list[tuple[Block, int]], found: Hits, start: int, source: int
+    ) -> None:
+        """A tap read at the end of an input: its lines in the input's last blocks, the last ones kept."""
+        kept = found.setdefault(index, [])
+        for block, lines_before in blocks:
+            for begin, text in self._line_spans(index, block, len(block)):
+                if len(kept) - start >= tap.last:
+                    del kept[start]
+                kept.append(Match(lines_before + block.count(b"\n", 0, begin) + 1, text, index, source))
 
     @staticmethod
     def _start_of(kept: list[Match], source: int) -> int:
         return next((place for place, match in enumerate(kept) if match.source == source), len(kept))
-
-    @staticmethod
-    def _tail(block: Block, size: int, lines_before: int) -> tuple[bytes, int]:
-        """The block's last whole lines within `size` bytes, and the number of lines before them."""
-        cut = len(block) - size
-        start = block.rfind(b"\n", 0, cut) + 1 if cut > 0 else 0
-        return bytes(block[start:]), lines_before + block.count(b"\n", 0, start)
 
     def _scanned_blocks(self, stream: Readable, found: Hits) -> Iterator[tuple[Block, Spans]]:
         """(block, the matched lines of each signature in it), in order.
@@ -237,9 +238,7 @@ class Matcher:
         spans = {index: list(self._line_spans(index, block, MATCHES_KEPT)) for index in wanted}
         for index in hits:
             tap = self.taps.get(index)
-            if tap is not None and tap.block_tail:
-                spans[index] = []  # a hit: scan() keeps the block's tail and reads it at the end
-            elif tap is not None:  # the block's first and last lines of a tap are all it can need
+            if tap is not None:  # the block's first and last lines of a tap are all it can need
                 lines = list(self._line_spans(index, block, len(block)))
                 spans[index] = lines if len(lines) <= tap.first + tap.last else lines[: tap.first] + lines[-tap.last :]
         return spans

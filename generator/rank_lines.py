@@ -277,11 +277,11 @@ EVIDENCE_LINE = "|".join(f"(?:{_unnamed(rule.pattern)})" for rule in LINE_RULES 
 PROGRESS_LINE = _unnamed(RULES["progress"].pattern)
 EVIDENCE_KEPT = 256  # first and last evidence lines kept per input
 PROGRESS_KEPT = 512  # last progress lines kept per input: every live rank's latest step
-# Progress lines come every step; only the ends of the last blocks of an input that hold them are
-# read (a rank's latest step is near the end of whatever its log holds when the job stopped): the
-# last PROGRESS_BLOCK_TAIL bytes of each of the last PROGRESS_BLOCKS such 64 KiB blocks.
-PROGRESS_BLOCK_TAIL = 2048
-PROGRESS_BLOCKS = 32
+# Progress lines come every step: looking for them in every block would cost more than the rest of
+# the scan, and only each rank's latest step counts, which is near the end of whatever its log
+# holds when the job stopped. So only the last PROGRESS_BLOCKS blocks (64 KiB each) of an input
+# are read for them, once the input ends.
+PROGRESS_BLOCKS = 4
 
 
 def read_line(text: str) -> tuple[LineRule, re.Match] | None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from .closest import ERROR_LINE, Closest, closest_entries
 from .compat import SLOTS
 from .matcher import Match, Matcher, Result, Signature, Tap
-from .rank_lines import EVIDENCE_KEPT, EVIDENCE_LINE, PROGRESS_BLOCK_TAIL, PROGRESS_BLOCKS, PROGRESS_KEPT, PROGRESS_LINE
+from .rank_lines import EVIDENCE_KEPT, EVIDENCE_LINE, PROGRESS_BLOCKS, PROGRESS_KEPT, PROGRESS_LINE
 from .search import SearchIndex
 from .triage import Diagnosis, triage
 from .urls import entry_src, url_of
@@ -33,7 +33,7 @@ INDEX_FORMAT = 6
 # The lines the culprit finder reads (generator.rank_lines), kept while the log is scanned.
 RANK_TAPS = (
     Tap("evidence", EVIDENCE_LINE, EVIDENCE_KEPT, EVIDENCE_KEPT),
-    Tap("progress", PROGRESS_LINE, 0, PROGRESS_KEPT, block_tail=PROGRESS_BLOCK_TAIL, tail_blocks=PROGRESS_BLOCKS),
+    Tap("progress", PROGRESS_LINE, 0, PROGRESS_KEPT, end_blocks=PROGRESS_BLOCKS),
 )
 
 
