@@ -26,7 +26,7 @@ matter are compared, masked (paths, hex addresses, then every number, so times a
 normalised first as the matcher reads a line): every line of the committed log that a signature of the shipped entries matches, and
 the last line of each traceback, must appear in the new log; and the new log's first
 diagnosis must still be the case's `expect`. A case that differs is run again, up to `--tries`
-times (3): the ranks of a torchrun job race, and which rank's words reach the log (gloo's
+times (5): the ranks of a torchrun job race, and which rank's words reach the log (gloo's
 `Connection closed by peer` or `Read error ... Connection reset by peer`, whether torchrun had
 to stop the other worker) changes from run to run. One line per case:
 
@@ -64,7 +64,7 @@ from tests.regression_logs import PRODUCED, Case, load_cases  # noqa: E402
 REQUIREMENTS = REPO / "bench" / "produce-requirements.txt"
 VENV = REPO / ".venv-produce"
 TIMEOUT = 300
-TRIES = 3
+TRIES = 5
 # `made_with` names these with a version, but pip does not install them.
 NOT_PACKAGES = {"python", "bash", "cuda", "gcc", "linux"}
 _RELEASE = re.compile(r"\b([A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]) v?(\d+(?:\.\d+)+)\b")
