@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 from .inputs import LogFile
 from .matcher import Match
@@ -387,7 +387,7 @@ def find_culprit(events: list[Event], extra: Iterable[Event] = ()) -> Culprit:
     return Culprit([], None, [], failing, world, ranks_seen, hosts, launched=launched)
 
 
-Decision = tuple[list[int], str, list[Evidence], str | None]
+Decision = tuple[list[int], str, list[Evidence], Optional[str]]  # Optional: this line runs on Python 3.9
 
 
 def _evidence(events: Iterable[Event], limit: int = 5) -> list[Evidence]:
