@@ -20,8 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from generator.diagnose import diagnosis_of, scan_inputs  # noqa: E402
-from generator.loading import load_encyclopedia  # noqa: E402
-from generator.signature_index import SignatureIndex  # noqa: E402
+from generator.signature_index import load_index  # noqa: E402
 from tests.culprit_cases import load_culprit_cases  # noqa: E402
 
 
@@ -29,11 +28,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true", help="list every case")
     args = parser.parse_args()
-    result = load_encyclopedia(REPO / "entries")
-    if not result.ok:
-        print("the shipped entries do not validate", file=sys.stderr)
+    index, problems = load_index(REPO / "entries")
+    if index is None:
+        print(f"the shipped entries do not validate: {problems[0].format() if problems else ''}", file=sys.stderr)
         return 2
-    index = SignatureIndex.from_encyclopedia(result.encyclopedia)
     matcher = index.matcher()
     right: list = []
     victim: list = []

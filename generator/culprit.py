@@ -95,33 +95,6 @@ class Event:
     value: dict[str, Any] = field(default_factory=dict)  # what the rule read: seq, step, ranks...
     host: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "means": self.means,
-            "rank": self.rank,
-            "file": self.file,
-            "line": self.line,
-            "text": self.text,
-            "time": self.time,
-            "value": self.value,
-            "host": self.host,
-        }
-
-    @classmethod
-    def from_json(cls, item: dict[str, Any]) -> Event:
-        return cls(
-            str(item["rule"]),
-            str(item["means"]),
-            item.get("rank"),
-            str(item.get("file", "")),
-            int(item.get("line", 0)),
-            str(item.get("text", "")),
-            item.get("time"),
-            dict(item.get("value") or {}),
-            item.get("host"),
-        )
-
 
 @dataclass(frozen=True)
 class Evidence:
@@ -334,8 +307,6 @@ def _summary_event(block: dict[str, Any], root: bool) -> Event:
     exitcode = int(code_text.group(1)) if code_text else None
     message = block.get("traceback", "")
     signal = SIGNAL.search(message) or SIGNAL.search(block.get("exitcode", ""))
-    if signal is None and exitcode is not None and exitcode < 0:
-        signal = None
     if signal is not None:
         means = "stopped" if signal.group("name") in STOP_SIGNALS else "own-failure"
     else:

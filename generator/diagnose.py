@@ -26,7 +26,7 @@ from .inputs import LogFile, expand
 from .matcher import Hits, Match, Matcher, Readable, Result
 from .roles import REPORTED_BY, UMBRELLA_ALONE, UMBRELLA_NOTE, WRAPPER_ALONE
 from .signature_index import SignatureIndex
-from .triage import Diagnosis, Finding, apply_culprit
+from .triage import Diagnosis, Finding, mark_culprit, read_ranks
 
 GZIP_MAGIC = b"\x1f\x8b"
 PROGRESS_MIN_BYTES = 32 * 1024 * 1024
@@ -135,9 +135,9 @@ def scan_inputs(matcher: Matcher, paths: list[str], progress_to: TextIO | None =
 def diagnosis_of(index: SignatureIndex, matcher: Matcher, scanned: Scanned) -> Diagnosis:
     """The findings, causes first, and for a job of several ranks which ranks started it."""
     diagnosis = index.triage(matcher.rank(scanned.found))
-    apply_culprit(diagnosis, None, scanned.logs)  # each finding's ranks
+    read_ranks(diagnosis, scanned.logs)
     found_on = {rank for finding in diagnosis.findings for rank in finding.ranks}
-    apply_culprit(diagnosis, culprit_of(matcher, scanned, found_on), scanned.logs)
+    mark_culprit(diagnosis, culprit_of(matcher, scanned, found_on))
     return diagnosis
 
 

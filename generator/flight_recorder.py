@@ -155,14 +155,16 @@ def analyse(dumps: list[Dump]) -> list[Event]:
             rank: {_seq(entry): entry for entry in by_rank[rank].collectives if _group_of(entry) == group}
             for rank in dumped
         }
-        found = _first_disagreement(group, per_rank)
+        found = _first_disagreement(dumps[0].path, group, per_rank)
         if found is not None:
             events.append(found)
             break  # later collectives only repeat the first one's consequence
     return events
 
 
-def _first_disagreement(group: str, per_rank: dict[int, dict[int, dict[str, Any]]]) -> Event | None:
+def _first_disagreement(path: str, group: str, per_rank: dict[int, dict[int, dict[str, Any]]]) -> Event | None:
+    """The first collective sequence number the ranks of `group` did not record alike; `path`:
+    the dump the event is shown as coming from."""
     if len(per_rank) < 2:
         return None
     start = max(min(seqs) for seqs in per_rank.values() if seqs) if any(per_rank.values()) else 0
@@ -178,7 +180,7 @@ def _first_disagreement(group: str, per_rank: dict[int, dict[int, dict[str, Any]
         )
         if missing:
             text = f"{described}: ranks {missing} never joined it"
-            return _event("", text, {"ranks": missing, "seq": seq, "group": group})
+            return _event(path, text, {"ranks": missing, "seq": seq, "group": group})
         shapes = Counter(_shape(entry) for entry in having.values())
         if len(shapes) > 1:
             common, count = shapes.most_common(1)[0]
@@ -189,8 +191,8 @@ def _first_disagreement(group: str, per_rank: dict[int, dict[int, dict[str, Any]
                     f"collective #{seq} of group {group}: ranks {odd} ran {name} on sizes {sizes} ({dtypes}) "
                     f"where the others ran {common[0]} on sizes {common[1]} ({common[2]})"
                 )
-                return _event("", text, {"ranks": odd, "seq": seq, "group": group}, "flight-recorder-mismatch")
-            return _event("", f"{described}: the ranks disagree on the collective", {"ranks": [], "seq": seq})
+                return _event(path, text, {"ranks": odd, "seq": seq, "group": group}, "flight-recorder-mismatch")
+            return _event(path, f"{described}: the ranks disagree on the collective", {"ranks": [], "seq": seq})
     return None
 
 
@@ -206,6 +208,4 @@ def events_from(paths: list[str]) -> tuple[list[Event], list[str]]:
             dumps.append(load(path))
         except DumpError as error:
             problems.append(f"{path}: not read as a Flight Recorder dump: {error}")
-    events = analyse(dumps) if dumps else []
-    first = dumps[0].path if dumps else ""
-    return [Event(e.rule, e.means, e.rank, e.file or first, e.line, e.text, e.time, e.value) for e in events], problems
+    return (analyse(dumps) if dumps else []), problems

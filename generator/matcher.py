@@ -69,6 +69,7 @@ class Tap:
     first: int = 0
     last: int = 0
     per_input: bool = True
+    tolerant: bool = True  # matched as signatures are (`tolerant_regex`); False: as written
     # For lines so frequent (a progress line per step) that looking for them in every block would
     # cost the scan more than the rest of its work: when set, the pattern is not in the scan at all,
     # and only the last `end_blocks` blocks of each input are read for it, once the input ends.
@@ -135,12 +136,12 @@ class Matcher:
         self.taps: dict[int, Tap] = {}  # pattern index -> the tap it keeps lines for
         if error_line is not None:
             self.error_index = len(self._scan_regexes)
-            taps = (Tap("error", error_line, 0, ERROR_LINES_KEPT, per_input=False), *taps)
+            taps = (Tap("error", error_line, 0, ERROR_LINES_KEPT, per_input=False, tolerant=False), *taps)
         # Taps read at the end of an input come last, outside the set: the set's indices stay the
         # indices of `_scan_regexes`.
         for tap in sorted(taps, key=lambda tap: tap.end_blocks > 0):
             self.taps[len(self._scan_regexes)] = tap
-            self._scan_regexes.append(tolerant_regex(tap.pattern) if tap.name != "error" else tap.pattern)
+            self._scan_regexes.append(tolerant_regex(tap.pattern) if tap.tolerant else tap.pattern)
             self._anchored.append(False)
         self._at_end = {index: tap for index, tap in self.taps.items() if tap.end_blocks}
         for index, regex in enumerate(self._scan_regexes):

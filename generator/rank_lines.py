@@ -44,13 +44,6 @@ def rank_of(line: str) -> int | None:
     return None
 
 
-def reporting_rank(line: str) -> int | None:
-    """The rank that printed a line, from its prefix only (`[rank3]:`, `[Rank 3]`), for rules
-    whose text names other ranks ("Rank 2 failed to pass monitoredBarrier")."""
-    found = RANK_PATTERNS[0].match(line.lstrip()) or RANK_PATTERNS[1].match(line.lstrip())
-    return int(found.group(1)) if found else None
-
-
 # -- timestamps ---------------------------------------------------------------------------------
 
 # Per-line times, so that lines from several files are ordered as they happened: ISO dates

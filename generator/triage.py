@@ -34,7 +34,7 @@ from .matcher import Result
 from .rank_lines import RANK_PATTERNS, rank_of
 from .roles import DEFAULT_ROLE, role_order
 
-__all__ = ["RANK_PATTERNS", "Diagnosis", "Finding", "apply_culprit", "rank_of", "triage"]
+__all__ = ["RANK_PATTERNS", "Diagnosis", "Finding", "apply_culprit", "mark_culprit", "rank_of", "read_ranks", "triage"]
 
 
 @dataclass(**SLOTS)
@@ -91,7 +91,7 @@ def triage(
     findings.sort(key=lambda finding: role_order(finding.role))  # stable: the order above stands per role
     _attach_wrappers(findings)
     diagnosis = Diagnosis(findings)
-    apply_culprit(diagnosis, None, [])
+    read_ranks(diagnosis, [])
     return diagnosis
 
 
@@ -125,9 +125,13 @@ def _attach_wrappers(findings: list[Finding]) -> None:
 
 
 def apply_culprit(diagnosis: Diagnosis, culprit: Culprit | None, logs: list[LogFile]) -> None:
-    """Each finding's ranks (its lines' ranks, `logs` giving each input's rank from its path), and,
-    with the culprit finder's answer, which finding started it and which are collateral."""
-    diagnosis.culprit = culprit
+    """Each finding's ranks (`read_ranks`), then the culprit finder's answer (`mark_culprit`)."""
+    read_ranks(diagnosis, logs)
+    mark_culprit(diagnosis, culprit)
+
+
+def read_ranks(diagnosis: Diagnosis, logs: list[LogFile]) -> None:
+    """Each finding's ranks: its lines' ranks, `logs` giving each input's rank from its path."""
     for finding in diagnosis.findings:
         ranks: list[int] = []
         for match in finding.result.matches:
@@ -136,6 +140,11 @@ def apply_culprit(diagnosis: Diagnosis, culprit: Culprit | None, logs: list[LogF
             if rank is not None and rank not in ranks:
                 ranks.append(rank)
         finding.ranks, finding.rank = sorted(ranks), (ranks[0] if ranks else None)
+
+
+def mark_culprit(diagnosis: Diagnosis, culprit: Culprit | None) -> None:
+    """With the culprit finder's answer, which finding started it and which are collateral."""
+    diagnosis.culprit = culprit
     if culprit is None or not culprit.initiators:
         return
     initiators = set(culprit.initiators)
