@@ -18,7 +18,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 export NO_MKDOCS_2_WARNING := 1
 PORT ?= 8000
 
-.PHONY: site test test-all-pages lint serve serve-full validate schema bench produce clean browser check-pythons hooks venv test-package check-package-pythons
+.PHONY: site site-zensical test test-all-pages lint serve serve-full validate schema bench produce clean browser check-pythons hooks venv test-package check-package-pythons
 
 # Re-install whenever the project's dependencies change. $(STAMP): everything (site, tests, lint);
 # $(CORE_STAMP): only what validating entries needs, for `make validate` and the commit hook.
@@ -28,7 +28,7 @@ PORT ?= 8000
 # notice is silenced, nothing else.
 $(STAMP): pyproject.toml constraints.txt
 	@$(MAKE) --no-print-directory venv NEED=$(TOOLS_MIN_PYTHON) NEEDED_FOR="for the site, test and lint tools (the package alone needs $(MIN_PYTHON))"
-	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet --constraint constraints.txt --editable '.[site,test,lint]'
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet --constraint constraints.txt --editable '.[site,zensical,test,lint]'
 	@touch $(STAMP) $(CORE_STAMP)
 
 # Validating needs only the package's own dependencies: `python -m generator` runs from this
@@ -48,6 +48,15 @@ venv:
 site: $(STAMP)
 	$(VENV)/bin/mkdocs build --strict --site-dir $(SITE_DIR)
 	@echo "Site built in $(SITE_DIR)/ (open $(SITE_DIR)/index.html, or run 'make serve')."
+
+# The same site built by Zensical, Material's successor, which runs no MkDocs plugin: the generated
+# pages and docs/ are written into build/zensical-docs, Zensical builds them with zensical.yml (which
+# inherits mkdocs.yml), and the site is finished as the plugin finishes it (search index, 404 page).
+site-zensical: $(STAMP)
+	$(PY) -m generator generate --out build/zensical-docs --with-docs docs
+	$(VENV)/bin/zensical build --clean -f zensical.yml
+	$(PY) -m generator finish-site site-zensical
+	@echo "Site built by Zensical in site-zensical/."
 
 # Build the site with every interpreter found among python3.11, python3.12 and python3.13, each in
 # a fresh virtual environment of its own, so a version problem shows before users meet it.

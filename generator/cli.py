@@ -88,7 +88,20 @@ def _parser() -> argparse.ArgumentParser:
         "--entries", default=DEFAULT_ENTRIES, metavar="DIR", help="folder of entries (default: entries)"
     )
     generate.add_argument("--repo-url", help="repository URL for edit links (default: repo_url of mkdocs.yml)")
+    generate.add_argument(
+        "--with-docs",
+        metavar="DIR",
+        help="copy this folder of hand-written pages and assets (docs) in too: a whole docs folder for an engine",
+    )
     generate.set_defaults(run=_generate)
+
+    finish = commands.add_parser(
+        "finish-site", help="finish a built site: search index, a 404 page that works under any path"
+    )
+    finish.add_argument("site", metavar="SITE", help="the built site's folder")
+    finish.add_argument("--base-path", help="the path the site is served under (default: site_url's, mkdocs.yml)")
+    finish.add_argument("--no-search", dest="search", action="store_false", help="do not index for search")
+    finish.set_defaults(run=_finish_site)
 
     diagnose = commands.add_parser("diagnose", help="find the failures whose error signatures a log contains")
     diagnose.add_argument(
@@ -281,27 +294,52 @@ def _known_category(entries: str, category: str) -> None:
 
 def _generate(args: argparse.Namespace) -> int:
     from .history import entry_history
-    from .publishing import write_pages
-    from .rendering import Renderer, SiteOptions
+    from .publishing import PublishingError, write_pages
+    from .rendering import Renderer, SiteOptions, repository_edit_uri
 
     result = load_or_report(args.entries)
     if result.encyclopedia is None:
         print(_summary(result))
         return EXIT_INVALID
-    options = SiteOptions(repo_url=args.repo_url or _mkdocs_repo_url(), entries_path=Path(args.entries).as_posix())
+    docs = Path(args.with_docs) if args.with_docs else None
+    options = SiteOptions(
+        repo_url=args.repo_url or _mkdocs_setting("repo_url"),
+        edit_uri=repository_edit_uri(_mkdocs_setting("edit_uri"), _mkdocs_setting("docs_dir") or "docs"),
+        entries_path=Path(args.entries).as_posix(),
+    )
     renderer = Renderer(result.encyclopedia, options, history=entry_history(Path(args.entries)))
-    count = write_pages(Path(args.out), renderer.pages(), renderer.static_files())
+    try:
+        count = write_pages(Path(args.out), renderer.pages(), renderer.static_files(), docs=docs)
+    except PublishingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_USAGE
     print(f"wrote {count} files into {args.out}")
     return EXIT_OK
 
 
-def _mkdocs_repo_url() -> str | None:
-    """repo_url from ./mkdocs.yml, read as plain data (its other keys may carry tags)."""
+def _finish_site(args: argparse.Namespace) -> int:
+    from urllib.parse import urlsplit
+
+    from .finishing import FinishingError, finish_site
+
+    base_path = args.base_path or urlsplit(_mkdocs_setting("site_url") or "/").path or "/"
+    try:
+        finish_site(Path(args.site), base_path, search=args.search)
+    except FinishingError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_INVALID
+    print(f"finished {args.site}: {'search index, ' if args.search else ''}404 page for any path")
+    return EXIT_OK
+
+
+def _mkdocs_setting(key: str) -> str | None:
+    """A top-level string setting of ./mkdocs.yml, read as plain data (its other keys may carry
+    tags that a safe loader refuses)."""
     try:
         with open("mkdocs.yml", encoding="utf-8") as handle:
             for line in handle:
-                if line.startswith("repo_url:"):
-                    return line.split(":", 1)[1].strip().strip("'\"") or None
+                if line.startswith(f"{key}:"):
+                    return line.split(":", 1)[1].split(" #", 1)[0].strip().strip("'\"") or None
     except OSError:
         pass
     return None

@@ -3,8 +3,10 @@
 Everything of substance happens in the core (`loading`, `rendering`); this module
 only speaks MkDocs: it loads the entries before the build (stopping it with the
 validator's own lines if they are invalid), adds the rendered pages and static
-files to the build's file collection, points each entry page's edit link at its
-YAML file, and asks `mkdocs serve` to watch the entries and templates.
+files to the build's file collection, asks `mkdocs serve` to watch the entries and
+templates, and finishes the built site (`finishing`: the search index, a 404 page that
+works under any path) as the Zensical build does after `zensical build`. Edit links are
+in the pages' front matter, which both engines read.
 Nothing is ever written into `docs/`.
 
 Live preview (`mkdocs serve --dirty`, what `make serve` runs): the plugin keeps
@@ -24,10 +26,7 @@ import html
 import logging
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,39 +42,14 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page as MkDocsPage
 
 from .encyclopedia import Encyclopedia
+from .finishing import FinishingError, finish_site
 from .history import commit_epoch, entry_history
 from .loading import TAXONOMY_FILE, FileCache, load_encyclopedia
 from .problems import EntriesFolderError, Problem
-from .relocatable import relocatable_404
-from .rendering import HOME, Renderer, SiteOptions
+from .rendering import HOME, Renderer, SiteOptions, repository_edit_uri
 from .urls import entry_src, url_of
 
 log = logging.getLogger("mkdocs.plugins.encyclopedia")
-
-
-def _index_for_search(site_dir: str) -> None:
-    """Index the built failure pages with Pagefind (`python -m pagefind`, its binary from the
-    `pagefind[bin]` wheel): a chunked index the browser loads piece by piece, so a query
-    downloads a few hundred KiB however large the encyclopedia."""
-    started = time.monotonic()
-    result = subprocess.run(
-        # Heading permalinks (the ¶ after each title) and the edit button are not content.
-        [
-            sys.executable,
-            "-m",
-            "pagefind",
-            "--site",
-            site_dir,
-            "--silent",
-            "--exclude-selectors",
-            ".headerlink, .md-content__button",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        raise Abort(f"encyclopedia: indexing the site for search failed: {(result.stderr or result.stdout).strip()}")
-    log.info("encyclopedia: search index written in %.1f s", time.monotonic() - started)
 
 
 def _date_builds_by_commit(root: Path) -> None:
@@ -101,7 +75,6 @@ class _Preview:
     files: FileCache = field(default_factory=dict)
     encyclopedia: Encyclopedia | None = None
     markdown: dict[str, str] = field(default_factory=dict)  # page source path -> Markdown
-    edit_paths: dict[str, str | None] = field(default_factory=dict)  # page source path -> its YAML file
     static: dict[str, str] = field(default_factory=dict)  # static file path -> content
     pending: set[str] = field(default_factory=set)  # hub pages to redo in the next rebuild
     wake: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="encyclopedia-preview-")))
@@ -127,12 +100,12 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         _date_builds_by_commit(root)
         self.entries_dir = (root / self.config.entries).resolve()
         self.templates_dir = (root / self.config.templates).resolve()
+        docs_prefix = Path(config.docs_dir).resolve().relative_to(root).as_posix()
         self.options = SiteOptions(
             repo_url=config.repo_url,
-            edit_uri=config.edit_uri or "edit/main/",
+            edit_uri=repository_edit_uri(config.edit_uri, docs_prefix),
             entries_path=Path(self.config.entries).as_posix(),
         )
-        self.docs_prefix = Path(config.docs_dir).resolve().relative_to(root).as_posix()
         address, path = config.dev_addr, urlsplit(config.site_url or "/").path or "/"
         self.preview_url = f"http://{address.host}:{address.port}{path.rstrip('/')}/"
         return config
@@ -142,11 +115,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
     def on_files(self, files: Files, config: MkDocsConfig) -> Files:
         encyclopedia = self._load()
         renderer = Renderer(encyclopedia, self.options, self.templates_dir, entry_history(self.entries_dir))
-        for docs_file in list(files):
-            # Edit links of hand-written pages point into docs/ (edit_uri is the repository root).
-            if docs_file.edit_uri is not None:
-                docs_file.edit_uri = f"{self.docs_prefix}/{docs_file.src_uri}"
-        markdown, edit_paths, rendered = self._markdown(renderer)
+        markdown, rendered = self._markdown(renderer)
         markdown |= self._placeholders(markdown)
         # Pages that show the problems now, or showed them in the last build, are made again.
         flagged = self._pages_to_flag(markdown)
@@ -158,7 +127,6 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
                 raise Abort(f"docs/{src_uri} would hide a generated page; rename or remove it")
             inclusion = InclusionLevel.INCLUDED if src_uri == HOME else InclusionLevel.NOT_IN_NAV
             generated = File.generated(config, src_uri, content=text, inclusion=inclusion)
-            generated.edit_uri = edit_paths.get(src_uri)
             self._mark_unchanged(generated, src_uri not in rendered and src_uri not in redo)
             files.append(generated)
         static = self._static_files(renderer, bool(rendered) and len(rendered) < len(markdown))
@@ -168,7 +136,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             files.append(generated)
         if self.preview is not None:
             self.preview.encyclopedia, self.preview.static = encyclopedia, static
-            self.preview.markdown, self.preview.edit_paths = markdown, edit_paths
+            self.preview.markdown = markdown
         return files
 
     def on_page_content(self, html: str, *, page: MkDocsPage, config: MkDocsConfig, files: Files) -> str:
@@ -181,16 +149,13 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             return _problems_banner(self.problems) + html
         return html
 
-    def on_post_template(self, output_content: str, *, template_name: str, config: MkDocsConfig) -> str:
-        if template_name != "404.html":
-            return output_content
-        return relocatable_404(output_content, urlsplit(config.site_url or "/").path)
-
     # Last, so that the search index sees every page as the other plugins left it.
     @event_priority(-100)
     def on_post_build(self, config: MkDocsConfig) -> None:
-        if self.config.search:
-            _index_for_search(config.site_dir)
+        try:
+            finish_site(Path(config.site_dir), urlsplit(config.site_url or "/").path, search=self.config.search)
+        except FinishingError as error:
+            raise Abort(f"encyclopedia: {error}") from None
         if self.preview is not None and self.preview.pending:
             # Wake `mkdocs serve` for a second rebuild that catches up on the hubs.
             (self.preview.wake / "pending").write_text(str(len(self.preview.pending)))
@@ -202,7 +167,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             server.watch(str(self.preview.wake))
         return server
 
-    def _markdown(self, renderer: Renderer) -> tuple[dict[str, str], dict[str, str | None], set[str]]:
+    def _markdown(self, renderer: Renderer) -> tuple[dict[str, str], set[str]]:
         """Every page's Markdown, and which pages were rendered in this build.
 
         In a live preview after the first build, only the pages that show something of
@@ -214,11 +179,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
             pages = list(renderer.pages())
             if preview:
                 preview.pending = set()
-            return (
-                {page.src_uri: page.markdown for page in pages},
-                {page.src_uri: page.edit_path for page in pages},
-                {page.src_uri for page in pages},
-            )
+            return {page.src_uri: page.markdown for page in pages}, {page.src_uri for page in pages}
         assert preview is not None  # a previous encyclopedia exists only in a preview
         current = renderer.encyclopedia
         changed = {
@@ -230,14 +191,13 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         entry_pages, hub_pages = renderer.pages_touched_by(changed, previous) if changed else (set(), set())
         now = entry_pages | (preview.pending & set(renderer.page_sources()))
         preview.pending = hub_pages - now
-        markdown, edit_paths = {}, {}
+        markdown = {}
         for src_uri in renderer.page_sources():
             if src_uri in now or src_uri not in preview.markdown:
-                page = renderer.page(src_uri)
+                markdown[src_uri] = renderer.page(src_uri).markdown
                 now.add(src_uri)
-                markdown[src_uri], edit_paths[src_uri] = page.markdown, page.edit_path
             else:  # unchanged, and so is its source file (a moved file counts as a change)
-                markdown[src_uri], edit_paths[src_uri] = preview.markdown[src_uri], preview.edit_paths[src_uri]
+                markdown[src_uri] = preview.markdown[src_uri]
         log.info(
             "encyclopedia: preview rebuilt %d of %d pages; %d hub pages follow",
             len(now),
@@ -246,7 +206,7 @@ class EncyclopediaPlugin(BasePlugin[EncyclopediaConfig]):
         )
         for entry_id in sorted(changed & current.entries.keys())[:10]:
             log.info("encyclopedia: edited %s", self.preview_url + url_of(entry_src(entry_id)))
-        return markdown, edit_paths, now
+        return markdown, now
 
     def _static_files(self, renderer: Renderer, partial: bool) -> dict[str, str]:
         """The JSON API and redirects. A preview's quick rebuild keeps the previous API files

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import re
 
-_ROOT_SCRIPT = """<script>
+MARK = "data-fe-relocatable"  # on the root-finding script: the page is rewritten already
+_ROOT_SCRIPT = """<script data-fe-relocatable>
 (function () {
   var configured = %(configured)s, marker = "assets/stylesheets/encyclopedia.css";
   function exists(prefix) {
@@ -50,7 +51,10 @@ _CONFIG_SCRIPT = """<script>
 
 def relocatable_404(html: str, base_path: str) -> str:
     """The theme's rendering of 404.html (`base_path`: the path its absolute links start with,
-    such as "/encyclopedia/") made to work under any deployment path."""
+    such as "/encyclopedia/") made to work under any deployment path. A page rewritten already
+    comes back as it is."""
+    if MARK in html:
+        return html
     base_path = "/" + base_path.strip("/") + "/" if base_path.strip("/") else "/"
     prefix = re.escape(base_path)
     html = re.sub(rf'(\s(?:href|src)=")({prefix})(?!/)', r"\1", html)

@@ -93,8 +93,19 @@ class StaticFile:
 @dataclass(frozen=True, **SLOTS)
 class SiteOptions:
     repo_url: str | None = None  # e.g. https://github.com/org/repo
-    edit_uri: str = "edit/main/"  # appended to repo_url, as in mkdocs.yml
+    edit_uri: str = "edit/main/"  # appended to repo_url for a file of the repository's root
     entries_path: str = "entries"  # the entries folder, relative to the repository root
+
+
+def repository_edit_uri(edit_uri: str | None, docs_prefix: str) -> str:
+    """The edit base for a file of the repository's root, from mkdocs.yml's `edit_uri`, which is
+    the base for the docs folder's files (`edit/main/docs/` -> `edit/main/`): generated pages link
+    the YAML files under entries/, hand-written pages use the theme's own edit_uri + path."""
+    base = (edit_uri or "edit/main/").strip("/")
+    docs = docs_prefix.strip("/")
+    if docs and (base == docs or base.endswith("/" + docs)):
+        base = base[: -len(docs)].rstrip("/")
+    return base + "/"
 
 
 def environment(templates_dir: Path = TEMPLATES_DIR) -> jinja2.Environment:
@@ -447,7 +458,7 @@ class Renderer:
             },
             **context,
         )
-        return Page(src_uri, markdown, edit_path)
+        return Page(src_uri, _with_edit_url(markdown, self._edit_url(edit_path) if edit_path else None), edit_path)
 
     def _edit_url(self, edit_path: str) -> str | None:
         if not self.options.repo_url:
@@ -461,6 +472,16 @@ class Renderer:
 
 
 _REGEX_TOKEN = re.compile(r"\\(.)|\[(?:\\.|[^\]])*\]|\(\?:|\{[0-9,]*\}|([(){}|*+?^$.])|(.)", re.DOTALL)
+
+
+def _with_edit_url(markdown: str, edit_url: str | None) -> str:
+    """The page with its edit link in its front matter (`edit_url`, empty for none), which
+    overrides/partials/actions.html shows under either engine: MkDocs with this project's plugin
+    and Zensical, which runs no plugin, read the same page."""
+    head, separator, rest = markdown.partition("\n")
+    if head != "---" or not separator:
+        raise ValueError("a generated page must begin with front matter ('---')")
+    return f"---\nedit_url: {json.dumps(edit_url or '')}\n{rest}"
 
 
 def _tag_counts(entries: Iterable[Entry]) -> Counter[str]:

@@ -38,25 +38,25 @@ def search_results(page: WatchedPage, query: str, paste: bool) -> list[tuple[str
         page.page.goto(page.base_url)
     page.page.evaluate(
         """() => {
-        document.querySelector('.md-search__input').value = '';
+        document.querySelector('.fe-search__input').value = '';
         delete document.querySelector('[data-fe-search]').dataset.state;
     }"""
     )
-    page.page.click(".md-search__input")
+    page.page.click(".fe-search__input")
     if paste:  # a paste is an input event without key presses
         page.page.evaluate(
             """query => {
-            const input = document.querySelector('.md-search__input');
+            const input = document.querySelector('.fe-search__input');
             input.value = query;
             input.dispatchEvent(new InputEvent('input', {bubbles: true, inputType: 'insertFromPaste', data: query}));
         }""",
             query,
         )
     else:
-        page.page.type(".md-search__input", query, delay=5)
+        page.page.type(".fe-search__input", query, delay=5)
     page.page.wait_for_selector("[data-fe-search][data-state=done]", timeout=15_000)
     return page.page.eval_on_selector_all(
-        ".md-search-result__item > a",
+        ".fe-search__item > a",
         "links => links.map(a => [a.href.split('?')[0].split('/').filter(Boolean).pop(), !!a.querySelector('.fe-search-badge')])",
     )
 

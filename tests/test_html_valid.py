@@ -18,7 +18,7 @@ pytestmark = pytest.mark.build
 
 THEME_ELEMENTS = (
     'class="md-toggle"',
-    'class="md-search__input"',
+    'class="fe-search__input"',
     'class="md-nav__title" for="__toc"',
     'class="md-nav__link',
     'class="md-option"',

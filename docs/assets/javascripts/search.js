@@ -346,15 +346,15 @@
   function render(list, meta, found, query) {
     list.textContent = "";
     found.forEach(function (item) {
-      var row = element("li", "md-search-result__item");
-      var link = element("a", "md-search-result__link");
+      var row = element("li", "fe-search__item");
+      var link = element("a", "fe-search__link");
       link.href = item.url;
-      var article = element("article", "md-search-result__article md-typeset");
-      var title = element("h1", null, item.title);
+      var article = element("article", "fe-search__article");
+      var title = element("h2", "fe-search__title", item.title);
       if (item.matchesError) title.appendChild(element("span", "fe-search-badge", "matches this error"));
       article.appendChild(title);
       if (item.excerpt) {
-        var excerpt = element("p");
+        var excerpt = element("p", "fe-search__excerpt");
         excerptNodes(item.excerpt).forEach(function (node) { excerpt.appendChild(node); });
         article.appendChild(excerpt);
       }
