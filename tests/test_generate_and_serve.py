@@ -39,7 +39,9 @@ def test_generate_writes_markdown_pages_and_api(tmp_path):
         assert (out / path).is_file(), path
     alpha = (out / "failures" / "alpha-failure" / "index.md").read_text()
     # The edit link is in the front matter, for engines that run no plugin (overrides/partials/actions.html).
-    assert alpha.startswith('---\nedit_url: "https://example.org/repo/edit/main/entries/memory/alpha-failure.yaml"\ntitle: ')
+    assert alpha.startswith(
+        '---\nedit_url: "https://example.org/repo/edit/main/entries/memory/alpha-failure.yaml"\ntitle: '
+    )
     tag_page = (out / "tags" / "alpha-tag" / "index.md").read_text()
     assert tag_page.startswith('---\nedit_url: ""\n')
     assert "[#alpha-tag](../../tags/alpha-tag/index.md)" in alpha
