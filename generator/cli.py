@@ -302,9 +302,10 @@ def _generate(args: argparse.Namespace) -> int:
         print(_summary(result))
         return EXIT_INVALID
     docs = Path(args.with_docs) if args.with_docs else None
+    settings = _mkdocs_settings()
     options = SiteOptions(
-        repo_url=args.repo_url or _mkdocs_setting("repo_url"),
-        edit_uri=repository_edit_uri(_mkdocs_setting("edit_uri"), _mkdocs_setting("docs_dir") or "docs"),
+        repo_url=args.repo_url or settings.get("repo_url"),
+        edit_uri=repository_edit_uri(settings.get("edit_uri"), settings.get("docs_dir") or "docs"),
         entries_path=Path(args.entries).as_posix(),
     )
     renderer = Renderer(result.encyclopedia, options, history=entry_history(Path(args.entries)))
@@ -322,7 +323,7 @@ def _finish_site(args: argparse.Namespace) -> int:
 
     from .finishing import FinishingError, finish_site
 
-    base_path = args.base_path or urlsplit(_mkdocs_setting("site_url") or "/").path or "/"
+    base_path = args.base_path or urlsplit(_mkdocs_settings().get("site_url") or "/").path or "/"
     try:
         finish_site(Path(args.site), base_path, search=args.search)
     except FinishingError as error:
@@ -332,17 +333,20 @@ def _finish_site(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _mkdocs_setting(key: str) -> str | None:
-    """A top-level string setting of ./mkdocs.yml, read as plain data (its other keys may carry
-    tags that a safe loader refuses)."""
+def _mkdocs_settings() -> dict[str, str]:
+    """The top-level one-line settings of ./mkdocs.yml (repo_url, edit_uri, ...), read as plain
+    text: its other keys may carry tags that a safe YAML loader refuses."""
+    settings: dict[str, str] = {}
     try:
         with open("mkdocs.yml", encoding="utf-8") as handle:
             for line in handle:
-                if line.startswith(f"{key}:"):
-                    return line.split(":", 1)[1].split(" #", 1)[0].strip().strip("'\"") or None
+                key, colon, value = line.partition(":")
+                value = value.split(" #", 1)[0].strip().strip("'\"")
+                if colon and value and key.isidentifier():
+                    settings.setdefault(key, value)
     except OSError:
         pass
-    return None
+    return settings
 
 
 # -- diagnose, run, watch, explain, search: reading the encyclopedia ---------------------------

@@ -81,7 +81,6 @@ from .urls import (
 class Page:
     src_uri: str  # e.g. "failures/cuda-oom-forward/index.md"
     markdown: str
-    edit_path: str | None = None  # the repository file behind the page, for the edit link
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -314,14 +313,13 @@ class Renderer:
         return self._render(
             "entry.md.j2",
             entry_src(entry_id),
-            edit_path=edit_path,
+            edit_url=self._edit_url(edit_path),
             entry=entry,
             links=self.encyclopedia.links[entry_id],
             search_terms=search_terms(entry, self.encyclopedia.taxonomy),
             search_symptoms=" · ".join(" ".join(symptom.symptom.split()) for symptom in entry.symptoms),
             relations=graphs.relation_map(self.encyclopedia, entry_id),
             same_category=self.encyclopedia.same_category(entry),
-            edit_url=self._edit_url(edit_path),
             source=edit_path,
         )
 
@@ -432,7 +430,9 @@ class Renderer:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _render(self, template: str, src_uri: str, edit_path: str | None = None, **context: Any) -> Page:
+    def _render(self, template: str, src_uri: str, edit_url: str | None = None, **context: Any) -> Page:
+        """The page from its template; `edit_url` (the repository file behind it, for the edit
+        link) goes into the template's context and the page's front matter."""
         url_to = _url_linker(src_uri)
         markdown = self.env.get_template(template).render(
             enc=self.encyclopedia,
@@ -456,9 +456,10 @@ class Renderer:
                 "signatures": SIGNATURES_INDEX,
                 "diagnose": DIAGNOSE,
             },
+            edit_url=edit_url,
             **context,
         )
-        return Page(src_uri, _with_edit_url(markdown, self._edit_url(edit_path) if edit_path else None), edit_path)
+        return Page(src_uri, _with_edit_url(markdown, edit_url))
 
     def _edit_url(self, edit_path: str) -> str | None:
         if not self.options.repo_url:
