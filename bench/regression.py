@@ -7,7 +7,9 @@ first, how many match nothing, and the failures that have no entry yet (`expect:
 The excerpts taken by sampling (generic queries, every paste in the order found: `sampled:`)
 are counted apart, all of them (those with no entry count as misses: the honest measure of
 coverage and recall) and those with an entry; then a table per category, and every miss
-with its reason (`wording`, `ranking`, `known`, `no entry`).
+with its reason (`wording`, `ranking`, `known`, `no entry`). An excerpt that stops inside a
+traceback, before its error line, can name no failure: there, matching nothing and saying where the
+log stops (`generator.incomplete`) is the right answer, counted as "said it stops" and apart.
 Then the closest-entries fallback, counted apart: on the excerpts that match nothing, and,
 to measure the fallback itself, on every excerpt with an error line as if no signature
 had matched (its search reads the words of the error lines, not the signatures' patterns).
@@ -24,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from generator.closest import closest_entries  # noqa: E402
 from generator.diagnose import scan_logs  # noqa: E402
+from generator.incomplete import cut_in  # noqa: E402
 from generator.loading import load_encyclopedia  # noqa: E402
 from generator.search import SearchIndex  # noqa: E402
 from generator.signature_index import SignatureIndex  # noqa: E402
@@ -41,14 +44,16 @@ def main() -> int:
     index = SignatureIndex.from_encyclopedia(result.encyclopedia)
     search = SearchIndex.from_encyclopedia(result.encyclopedia)
     matcher = index.matcher()
-    right, wrong, nothing, uncovered = [], [], [], []
+    right, wrong, nothing, uncovered, said = [], [], [], [], []
     closest: dict[str, list[str]] = {}  # case -> the closest entries of its error lines
     for case in load_cases():
         found = scan_logs(matcher, [str(case.log)])
         ranking = [finding.entry_id for finding in index.triage(matcher.rank(found)).findings]
         closest[case.name] = [item.entry_id for item in closest_entries(search, matcher.error_lines(found))]
         first = ranking[0] if ranking else None
-        if not case.covered:
+        if first is None and cut_in(matcher.tapped(found, "tail")):
+            said.append((case, first))
+        elif not case.covered:
             uncovered.append((case, first))
         elif first in case.expect:
             right.append((case, first))
@@ -59,7 +64,8 @@ def main() -> int:
     covered = len(right) + len(wrong) + len(nothing)
     print(
         f"{covered} excerpts with an entry: {len(right)} rank it first, {len(wrong)} rank another first, "
-        f"{len(nothing)} match nothing; {len(uncovered)} excerpts of failures without an entry"
+        f"{len(nothing)} match nothing; {len(uncovered)} excerpts of failures without an entry; "
+        f"{len(said)} stop inside a traceback, which the tool says (set apart)"
     )
     for label, group in (("wrong first", wrong), ("nothing", nothing), ("no entry yet", uncovered)):
         for case, first in group:
@@ -67,7 +73,7 @@ def main() -> int:
             print(
                 f"  {label}: {case.name} (expected {', '.join(case.expect) or 'none'}, got {first}){why} {case.origin}"
             )
-    _sampled(right, wrong, nothing, uncovered, result.encyclopedia)
+    _sampled(right, wrong, nothing, uncovered, said, result.encyclopedia)
     covered_cases = [case for case, _ in right + wrong + nothing]
     share = max(covered, 1)
     print(
@@ -81,12 +87,13 @@ def main() -> int:
     return 0
 
 
-def _sampled(right: list, wrong: list, nothing: list, uncovered: list, encyclopedia) -> None:
+def _sampled(right: list, wrong: list, nothing: list, uncovered: list, said: list, encyclopedia) -> None:
     """The figures of the excerpts taken by sampling, per category, and the size of the set."""
-    groups = {"right": right, "wrong": wrong, "nothing": nothing, "no entry": uncovered}
+    groups = {"right": right, "wrong": wrong, "nothing": nothing, "no entry": uncovered, "said it stops": said}
     sampled = {label: [case for case, _ in group if case.sampled] for label, group in groups.items()}
     total = sum(len(group) for group in sampled.values())
-    with_entry = total - len(sampled["no entry"])
+    readable = total - len(sampled["said it stops"])  # excerpts that show their failure
+    with_entry = readable - len(sampled["no entry"])
     everything = [case for group in groups.values() for case, _ in group]
     urls = {case.url.split("#")[0] for case in everything if case.url}
     repos = {"/".join(url.split("/")[3:5]) for url in urls}
@@ -97,19 +104,25 @@ def _sampled(right: list, wrong: list, nothing: list, uncovered: list, encyclope
     )
     if not total:
         return
+    right_n, said_n, wrong_n = len(sampled["right"]), len(sampled["said it stops"]), len(sampled["wrong"])
     print(
-        f"sampled, all counted: {len(sampled['right'])} of {total} rank the right entry first "
-        f"({len(sampled['right']) / total:.1%}), {len(sampled['wrong'])} another ({len(sampled['wrong']) / total:.1%}), "
-        f"{len(sampled['nothing'])} nothing, {len(sampled['no entry'])} have no entry ({len(sampled['no entry']) / total:.1%})"
+        f"sampled, all counted: {right_n} of {total} rank the right entry first ({right_n / total:.1%}), "
+        f"{said_n} stop inside a traceback and are said to ({said_n / total:.1%}): the right answer on "
+        f"{right_n + said_n} ({(right_n + said_n) / total:.1%}); {wrong_n} another first ({wrong_n / total:.1%}), "
+        f"{len(sampled['nothing'])} nothing, {len(sampled['no entry'])} have no entry "
+        f"({len(sampled['no entry']) / total:.1%})"
     )
     print(
-        f"sampled with an entry: {len(sampled['right'])} of {with_entry} first "
-        f"({len(sampled['right']) / max(with_entry, 1):.1%}), wrong first {len(sampled['wrong']) / max(with_entry, 1):.1%}"
+        f"sampled that show their failure: {right_n} of {readable} first ({right_n / max(readable, 1):.1%}); "
+        f"with an entry: {right_n} of {with_entry} first ({right_n / max(with_entry, 1):.1%}), "
+        f"wrong first {wrong_n / max(with_entry, 1):.1%}"
     )
-    print(f"  {'category':<14} {'sampled':>7} {'first':>6} {'wrong':>6} {'nothing':>8} {'no entry':>9}")
+    print(f"  {'category':<14} {'sampled':>7} {'first':>6} {'wrong':>6} {'nothing':>8} {'no entry':>9} {'stops':>6}")
     for category in sorted({_category(case, encyclopedia) for group in sampled.values() for case in group}):
         counts = [sum(1 for case in sampled[label] if _category(case, encyclopedia) == category) for label in groups]
-        print(f"  {category:<14} {sum(counts):>7} {counts[0]:>6} {counts[1]:>6} {counts[2]:>8} {counts[3]:>9}")
+        print(
+            f"  {category:<14} {sum(counts):>7} {counts[0]:>6} {counts[1]:>6} {counts[2]:>8} {counts[3]:>9} {counts[4]:>6}"
+        )
     reasons: dict[str, int] = {}
     for label in ("wrong", "nothing"):
         for case in sampled[label]:

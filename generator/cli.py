@@ -428,6 +428,7 @@ def _positive(text: str) -> int:
 def _diagnose(args: argparse.Namespace) -> int:
     from .diagnose import InputError, check_inputs, diagnosis_of, scan_inputs
     from .formats import Report
+    from .incomplete import cut_in
     from .signature_index import closest_for
 
     try:
@@ -445,22 +446,23 @@ def _diagnose(args: argparse.Namespace) -> int:
     diagnosis = diagnosis_of(index, matcher, scanned)
     diagnosis.findings = diagnosis.findings[: args.top]
     closest = [] if diagnosis.findings else closest_for(_entries_dir(args), matcher.error_lines(scanned.found))
+    cut = None if diagnosis.findings else cut_in(matcher.tapped(scanned.found, "tail"))
     site = _site(args)
-    report = Report(diagnosis, closest, index, matcher, scanned.names, site, scanned)
+    report = Report(diagnosis, closest, index, matcher, scanned.names, site, scanned, cut)
     print(_formatted(report, args.format))
     return EXIT_OK if diagnosis.findings else EXIT_INVALID
 
 
 def _formatted(report: Report, output: str) -> str:
     """The diagnosis in the format asked for (`generator.formats`)."""
-    from .diagnose import as_text, closest_as_text, report_object
+    from .diagnose import as_text, closest_as_text, cut_as_text, report_object
     from .formats import as_github, as_sarif, as_short, write_github_summary
 
     diagnosis, index, paths, site = report.diagnosis, report.index, report.paths, report.site
     logs = report.scanned.logs if report.scanned else None
     if output == "json":
         assert report.matcher is not None, "a whole diagnosis keeps its matcher"
-        whole = report_object(diagnosis, report.closest, index, report.matcher, report.scanned, paths, site)
+        whole = report_object(diagnosis, report.closest, index, report.matcher, report.scanned, paths, site, report.cut)
         return json.dumps(whole, ensure_ascii=False, indent=2)
     if output == "sarif":
         return as_sarif(report, _version())
@@ -472,6 +474,8 @@ def _formatted(report: Report, output: str) -> str:
     if diagnosis.findings:
         return as_text(diagnosis, index, paths, site, logs)
     text = "No known failure signature found in the log."
+    if report.cut:
+        text += "\n\n" + cut_as_text(report.cut, paths)
     return text + ("\n\n" + closest_as_text(report.closest, index, paths, site) if report.closest else "")
 
 

@@ -22,6 +22,9 @@ from typing import Any, TextIO
 from .closest import HEADING as CLOSEST_HEADING
 from .closest import Closest
 from .culprit import COLLECT, Culprit, Event, events_of, find_culprit, line_rank, ranges
+from .incomplete import ADVICE as CUT_ADVICE
+from .incomplete import HEADING as CUT_HEADING
+from .incomplete import Cut
 from .inputs import LogFile, expand
 from .matcher import Hits, Match, Matcher, Readable, Result
 from .roles import REPORTED_BY, UMBRELLA_ALONE, UMBRELLA_NOTE, WRAPPER_ALONE
@@ -190,9 +193,11 @@ def report_object(
     scanned: Scanned | None,
     paths: list[str],
     site: str,
+    cut: Cut | None = None,
 ) -> dict[str, Any]:
     """The whole diagnosis as one JSON object (`--format json`): who started it, the findings,
-    and the lines kept of each input, so that reports of several nodes can be merged."""
+    where the log stops inside a traceback (when nothing matched), and the lines kept of each
+    input, so that reports of several nodes can be merged."""
     from .reports import kept_inputs
 
     culprit = diagnosis.culprit
@@ -204,6 +209,7 @@ def report_object(
         "collect": COLLECT if culprit is not None and not culprit.initiators else None,
         "findings": json_items(diagnosis, index, matcher, paths, site, scanned.logs if scanned else [])
         + closest_as_json(closest, index, paths, site),
+        "incomplete": cut_as_json(cut, paths) if cut else None,
         "inputs": kept_inputs(matcher, scanned) if scanned else [],
     }
 
@@ -425,6 +431,18 @@ def closest_as_json(closest: list[Closest], index: SignatureIndex, paths: list[s
             }
         )
     return items
+
+
+def cut_as_json(cut: Cut, paths: list[str]) -> dict[str, Any]:
+    where: dict[str, Any] = {"kind": "traceback", "line": cut.line, "text": cut.frame, "advice": CUT_ADVICE}
+    if len(paths) > 1:
+        where["file"] = paths[cut.source]
+    return where
+
+
+def cut_as_text(cut: Cut, paths: list[str]) -> str:
+    where = f"{paths[cut.source]}:{cut.line}" if len(paths) > 1 else f"line {cut.line}"
+    return f"{CUT_HEADING} (its last frame, {where}: {_shorten(cut.frame, 160)}).\n   {CUT_ADVICE}"
 
 
 def closest_as_text(closest: list[Closest], index: SignatureIndex, paths: list[str], site: str) -> str:

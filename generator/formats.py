@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .closest import Closest
+from .incomplete import Cut
 from .matcher import Match, Matcher, Result
 from .problems import github_annotation
 from .signature_index import SignatureIndex
@@ -49,6 +50,7 @@ class Report:
     paths: list[str]
     site: str
     scanned: Scanned | None = None  # the inputs with their ranks (a whole diagnosis of logs)
+    cut: Cut | None = None  # where the log stops inside a traceback, when nothing matched
 
 
 @dataclass(frozen=True)

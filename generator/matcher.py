@@ -74,6 +74,9 @@ class Tap:
     # cost the scan more than the rest of its work: when set, the pattern is not in the scan at all,
     # and only the last `end_blocks` blocks of each input are read for it, once the input ends.
     end_blocks: int = 0
+    # Only with `end_blocks`: each line as printed (after `clean_block`: colours, carriage returns,
+    # backticks gone) with its blanks and quote marker kept, for a reader of indentation.
+    as_printed: bool = False
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -202,7 +205,7 @@ class Matcher:
         """A tap read at the end of an input: its lines in the input's last blocks, the last ones kept."""
         kept = found.setdefault(index, [])
         for block, lines_before in blocks:
-            for begin, text in self._line_spans(index, block, len(block)):
+            for begin, text in self._line_spans(index, block, len(block), finished=not tap.as_printed):
                 if len(kept) - start >= tap.last:
                     del kept[start]
                 kept.append(Match(lines_before + block.count(b"\n", 0, begin) + 1, text, index, source))
@@ -253,7 +256,7 @@ class Matcher:
             counted_to = start
             yield Match(line_number + 1, text, index, source)
 
-    def _line_spans(self, index: int, block: Block, wanted: int) -> Iterator[tuple[int, str]]:
+    def _line_spans(self, index: int, block: Block, wanted: int, finished: bool = True) -> Iterator[tuple[int, str]]:
         """(start, normalised text) of up to `wanted` lines that signature `index` matches.
 
         The tolerant pattern finds candidate lines in the block; each is then read in full
@@ -261,7 +264,8 @@ class Matcher:
         in a block, `\\s` or `[^ ]` could have matched across a line end. On a line read in
         full (no blank runs, no tabs, no quote marker) the tolerant pattern means what the
         exact one means, except that its `^` also takes one leading space: only then is the
-        exact pattern compiled and asked."""
+        exact pattern compiled and asked. Not `finished`: the line is given as the block holds it.
+        """
         tolerant = self._line_pattern(index)
         position = 0
         while wanted and position < len(block):
@@ -270,6 +274,11 @@ class Matcher:
                 return
             start = block.rfind(b"\n", 0, match.start()) + 1
             end = block.find(b"\n", match.start())
+            if not finished:
+                wanted -= 1
+                yield start, bytes(block[start:end]).decode("utf-8", "replace")[:MAX_LINE_LENGTH]
+                position = end + 1
+                continue
             text = finish_line(block[start:end]).decode("utf-8", "replace")[:MAX_LINE_LENGTH]
             if text.startswith(" ") and self._anchored[index]:
                 found = self._exact_pattern(index).search(text)

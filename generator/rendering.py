@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 import jinja2
 
-from . import closest, culprit, graphs, markdown_text, rank_lines, roles
+from . import closest, culprit, graphs, incomplete, markdown_text, rank_lines, roles
 from .compat import SLOTS
 from .encyclopedia import SEVERITY_ORDER, Encyclopedia
 from .history import FileHistory
@@ -406,6 +406,7 @@ class Renderer:
             "coreDumpedPattern": CORE_DUMPED_PATTERN,
             **roles.shared_table(),
             **closest.shared_table(),
+            **incomplete.shared_table(),
             **rank_lines.shared_table(),
             **culprit.shared_table(),
         }

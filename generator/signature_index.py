@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from .closest import ERROR_LINE, Closest, closest_entries
 from .compat import SLOTS
+from .incomplete import TAIL_BLOCKS, TAIL_LINES
 from .matcher import Match, Matcher, Result, Signature, Tap
 from .rank_lines import EVIDENCE_KEPT, EVIDENCE_LINE, PROGRESS_BLOCKS, PROGRESS_KEPT, PROGRESS_LINE
 from .search import SearchIndex
@@ -35,6 +36,8 @@ RANK_TAPS = (
     Tap("evidence", EVIDENCE_LINE, EVIDENCE_KEPT, EVIDENCE_KEPT),
     Tap("progress", PROGRESS_LINE, 0, PROGRESS_KEPT, end_blocks=PROGRESS_BLOCKS),
 )
+# Each input's last non-blank lines: where a log stops inside a traceback (generator.incomplete).
+TAIL_TAP = Tap("tail", r"\S", 0, TAIL_LINES, tolerant=False, end_blocks=TAIL_BLOCKS, as_printed=True)
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -57,8 +60,9 @@ class SignatureIndex:
     scan_regexes: list[str]  # each signature's `scan_regex`, derived once with the index
 
     def matcher(self) -> Matcher:
-        """A matcher of every signature, that also keeps the log's last error lines (`closest`)."""
-        return Matcher(self.signatures, self.scan_regexes, ERROR_LINE, RANK_TAPS)
+        """A matcher of every signature, that also keeps the log's last error lines (`closest`), the
+        lines the culprit finder reads, and each input's last lines (`incomplete`)."""
+        return Matcher(self.signatures, self.scan_regexes, ERROR_LINE, (*RANK_TAPS, TAIL_TAP))
 
     @property
     def roles(self) -> dict[str, str]:

@@ -149,9 +149,10 @@ def browser():
 class WatchedPage:
     """A page that records console errors and every request to a host other than ours."""
 
-    def __init__(self, page, base_url: str):
+    def __init__(self, page, base_url: str, label: str = ""):
         self.page = page
         self.base_url = base_url
+        self.label = label  # added to screenshot names: which build the page is from
         self.errors: list[str] = []
         self.foreign_requests: list[str] = []
         page.on("console", lambda message: self.errors.append(message.text) if message.type == "error" else None)
@@ -164,26 +165,30 @@ class WatchedPage:
 
     def screenshot(self, name: str) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
-        self.page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        self.page.screenshot(path=str(ARTIFACTS / f"{name}{self.label}.png"), full_page=True)
 
 
-PAGE_RANKINGS = """async texts => {
+PAGE_RANKINGS = """async ({texts, withCuts}) => {
     const signatures = await (await fetch('../api/signatures.json')).json();
     const extra = await (await fetch('../api/diagnose.json')).json();
     const matcher = new DiagnoseMatcher.Matcher(signatures, extra.causes);
     const out = {};
-    for (const [name, text] of Object.entries(texts)) out[name] = matcher.scan(text).map(r => r.id);
+    for (const [name, text] of Object.entries(texts)) {
+        const results = matcher.scan(text);
+        out[name] = withCuts ? [results.map(r => r.id), results.incomplete] : results.map(r => r.id);
+    }
     return out;
 }"""
 
 
-def page_rankings(site: Path, texts: dict[str, str]) -> dict[str, list[str]]:
-    """The diagnose page's matcher, on a built site's API, over each text: the entry ids it ranks."""
+def page_rankings(site: Path, texts: dict[str, str], with_cuts: bool = False) -> dict:
+    """The diagnose page's matcher, on a built site's API, over each text: the entry ids it ranks;
+    `with_cuts`: (those ids, the {line, text} of the last frame of a traceback it stops inside)."""
     with serve(site) as base_url, browser() as chromium:
         page = WatchedPage(chromium.new_page(), base_url)
         page.page.goto(base_url + "diagnose/")
         page.page.add_script_tag(url=base_url + "assets/javascripts/diagnose-matcher.js")
-        rankings = page.page.evaluate(PAGE_RANKINGS, texts)
+        rankings = page.page.evaluate(PAGE_RANKINGS, {"texts": texts, "withCuts": with_cuts})
         assert page.errors == []
     return rankings
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SITE_FIXTURES = {"fixture_site", "project_site"}
+SITE_FIXTURES = {"fixture_site", "project_site", "zensical_site"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -101,24 +101,29 @@ def corpus(tmp_path: Path) -> Corpus:
     return Corpus(tmp_path / "entries")
 
 
-def _built(tmp_path_factory, entries: Path, name: str) -> Path:
+def _built(tmp_path_factory, entries: Path, name: str, engine: str = "mkdocs") -> Path:
     """A site built once per test run: under pytest-xdist the workers share one build (the first
-    to ask builds it while the others wait on a lock), so parallel workers add no builds."""
-    from .site_build import build, make_project
+    to ask builds it while the others wait on a lock), so parallel workers add no builds.
+    `engine`: "mkdocs" (the plugin, into project/site) or "zensical" (project/site-zensical)."""
+    from .site_build import build, build_with_zensical, make_project
 
     if os.environ.get("PYTEST_XDIST_WORKER") is None:
         root = tmp_path_factory.mktemp(name)
     else:  # the workers' temporary folders share a parent that is new for each run
         root = tmp_path_factory.getbasetemp().parent / name
     root.mkdir(parents=True, exist_ok=True)
-    site, done = root / "project" / "site", root / "built"
+    project, done = root / "project", root / "built"
+    site = project / ("site-zensical" if engine == "zensical" else "site")
     with open(root / "lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            shutil.rmtree(root / "project", ignore_errors=True)
-            make_project(root / "project", entries)
-            result = build(root / "project")
-            assert result.returncode == 0, result.stderr[-3000:]
+            shutil.rmtree(project, ignore_errors=True)
+            make_project(project, entries)
+            if engine == "zensical":
+                build_with_zensical(project)
+            else:
+                result = build(project)
+                assert result.returncode == 0, result.stderr[-3000:]
             done.touch()
     return site
 
@@ -137,3 +142,14 @@ def project_site(tmp_path_factory) -> Path:
     from .site_build import REPO
 
     return _built(tmp_path_factory, REPO / "entries", "project-site")
+
+
+@pytest.fixture(scope="session")
+def zensical_site(tmp_path_factory) -> Path:
+    """The site built once from the shipped entries by Zensical, as `make site-zensical` builds it
+    (read only); the tests that ask for it skip where Zensical is not installed."""
+    from .site_build import REPO, zensical_installed
+
+    if not zensical_installed():
+        pytest.skip("zensical is not installed (make test installs it)")
+    return _built(tmp_path_factory, REPO / "entries", "zensical-site", engine="zensical")

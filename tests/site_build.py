@@ -44,6 +44,29 @@ def build(
     )
 
 
+ZENSICAL = Path(sys.executable).parent / "zensical"
+
+
+def zensical_installed() -> bool:
+    return ZENSICAL.is_file()
+
+
+def build_with_zensical(project: Path) -> Path:
+    """`make site-zensical`'s steps in `project` (from `make_project`): generate the pages beside
+    a copy of docs/, `zensical build`, then the shared post-build step; returns the site folder."""
+    shutil.copy(REPO / "zensical.yml", project / "zensical.yml")
+    python = sys.executable
+    for command in (
+        [python, "-m", "generator", "generate", "--out", "build/zensical-docs", "--with-docs", "docs"],
+        [str(ZENSICAL), "build", "--clean", "-f", "zensical.yml"],
+        [python, "-m", "generator", "finish-site", "site-zensical"],
+    ):
+        env = {**os.environ, "SOURCE_DATE_EPOCH": BUILD_EPOCH, "NO_MKDOCS_2_WARNING": "1"}
+        result = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=900)
+        assert result.returncode == 0, f"{' '.join(command)}:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    return project / "site-zensical"
+
+
 def start_preview(project: Path, mode: list[str], port: int, log: Path | None = None) -> subprocess.Popen:
     """`mkdocs serve` on 127.0.0.1:`port` in the background (`mode`: e.g. ["--dirty"]);
     its terminal output goes to `log` when given."""

@@ -1,6 +1,6 @@
 """No alarms on healthy runs: logs of successful runs made with real libraries
-(tests/fixtures/benign/) get nothing of severity medium or above, and no closest-entry
-guesses; `mlfail run` around a successful job adds nothing to its output. A case may name,
+(tests/fixtures/benign/) get nothing of severity medium or above, no closest-entry
+guesses and no notice of a log cut inside a traceback; `mlfail run` around a successful job adds nothing to its output. A case may name,
 with its reason, an entry whose warning the run prints truly but on purpose (`expected:`)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import yaml
 
 from generator.closest import closest_entries
 from generator.diagnose import scan_logs
+from generator.incomplete import cut_in
 from generator.signature_index import SignatureIndex
 
 from .site_build import REPO
@@ -78,6 +79,7 @@ def test_a_healthy_run_raises_no_alarm(shipped, log):
     assert alarms == []
     if not findings:
         assert closest_entries(search, matcher.error_lines(found)) == []
+        assert cut_in(matcher.tapped(found, "tail")) is None, "no 'stops inside a traceback' notice"
 
 
 @pytest.mark.parametrize("log", [log for log in cases() if log.suffix == ".log"][:3], ids=lambda log: log.name)

@@ -30,7 +30,7 @@ def diagnose_file(page: WatchedPage, path: Path, timeout: float = 30_000) -> lis
 
 def results(page: WatchedPage) -> list[dict]:
     return page.page.eval_on_selector_all(
-        "#fe-results > li",
+        "#fe-results > li[data-entry]",
         """items => items.map(item => ({
         id: item.dataset.entry,
         first: Number(item.querySelector('.fe-diagnose__score').textContent.match(/line (\\d+)/)[1]),
@@ -112,6 +112,25 @@ def test_copy_as_markdown(page):
     assert "1. **[Alpha failure with CUDA out of memory](" in copied and "/failures/alpha-failure/)** (high)" in copied
     assert "   - A consequence of: Alpha failure with CUDA out of memory" in copied
     assert "   line 1: [rank2]:[E1129 10:00:01] torch.OutOfMemoryError: Tried to allocate 2.00 GiB (alpha)" in copied
+
+
+def test_a_log_that_stops_inside_a_traceback_is_said_to_and_copied(page):
+    """Nothing matched, and the paste ends in a traceback's frames: the page says where it stops and
+    what to paste next, as `mlfail diagnose` does (generator/incomplete.py), also in the copy."""
+    page.page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.page.set_input_files("#fe-file", [])
+    text = 'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n    main()\n'
+    assert paste(page, text) == []
+    notice = page.page.inner_text("#fe-results > li[data-cut=traceback]")
+    assert notice.startswith('The log stops inside a traceback\n\nits last frame, line 2: File "train.py", line 9')
+    assert "diagnose the lines that follow" in notice
+    page.page.click("#fe-copy")
+    page.page.wait_for_function("document.getElementById('fe-copy').textContent === 'Copied'")
+    copied = page.page.evaluate("navigator.clipboard.readText()")
+    assert copied.startswith(
+        "## Diagnosis\n\nNo known failure signature found. The log stops inside a traceback (its last frame, line 2)."
+    )
+    assert page.errors == [] and page.foreign_requests == []
 
 
 def test_newly_pasted_text_wins_over_a_chosen_file_and_the_file_can_be_cleared(page):

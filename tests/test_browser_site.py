@@ -1,6 +1,7 @@
 """The project's own site in a real browser, as a reader uses it: navigation, search (typed
-and pasted), diagnosis, no console errors, nothing loaded from other hosts. Page layout and
-accessibility (axe-core on every page) are in test_browser_pages.py."""
+and pasted), diagnosis, no console errors, nothing loaded from other hosts; on the MkDocs build
+and on the Zensical build (`make site-zensical`; test_browser_engines.py compares their search
+results). Page layout and accessibility (axe-core on every page) are in test_browser_pages.py."""
 
 from __future__ import annotations
 
@@ -13,10 +14,15 @@ from .site_build import REPO
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="module")
-def page(project_site):
-    with serve(project_site) as base_url, browser() as chromium:
-        yield WatchedPage(chromium.new_page(viewport={"width": 1280, "height": 900}), base_url)
+ENGINES = {"mkdocs": "project_site", "zensical": "zensical_site"}
+
+
+@pytest.fixture(scope="module", params=list(ENGINES))
+def page(request):
+    site = request.getfixturevalue(ENGINES[request.param])
+    label = "" if request.param == "mkdocs" else f"-{request.param}"
+    with serve(site) as base_url, browser() as chromium:
+        yield WatchedPage(chromium.new_page(viewport={"width": 1280, "height": 900}), base_url, label)
 
 
 def test_home_to_hub_to_entry(page):

@@ -5,39 +5,13 @@ Pagefind index, a relocatable 404 page)."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import urljoin
 
 import pytest
+
+pytest.importorskip("bs4", reason="compares built sites: needs the site extra")
 from bs4 import BeautifulSoup, NavigableString, Tag
-
-from .site_build import BUILD_EPOCH, REPO, make_project
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("zensical", path=str(Path(sys.executable).parent)) is None, reason="zensical is not installed"
-)
-
-
-def _run(command: list[str], cwd: Path) -> None:
-    env = {**os.environ, "SOURCE_DATE_EPOCH": BUILD_EPOCH, "NO_MKDOCS_2_WARNING": "1"}
-    result = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, f"{' '.join(command)}:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
-
-
-@pytest.fixture(scope="module")
-def zensical_site(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("zensical-project")
-    make_project(root, REPO / "entries")
-    shutil.copy(REPO / "zensical.yml", root / "zensical.yml")
-    python, zensical = sys.executable, str(Path(sys.executable).parent / "zensical")
-    _run([python, "-m", "generator", "generate", "--out", "build/zensical-docs", "--with-docs", "docs"], root)
-    _run([zensical, "build", "--clean", "-f", "zensical.yml"], root)
-    _run([python, "-m", "generator", "finish-site", "site-zensical"], root)
-    return root / "site-zensical"
 
 
 def _pages(site: Path) -> list[str]:

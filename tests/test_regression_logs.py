@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.diagnose import diagnose
+from generator.diagnose import diagnose, scan_logs
+from generator.incomplete import cut_in
 from generator.signature_index import SignatureIndex
 
 from .regression_logs import PRODUCED, THREADS, load_cases
@@ -29,6 +30,16 @@ def shipped():
 def cli_ranking(matcher, log: Path) -> list[str]:
     matcher, index = matcher
     return [finding.entry_id for finding in index.triage(diagnose(matcher, [str(log)])).findings]
+
+
+def cli_cut(matcher, log: Path) -> tuple[int, str] | None:
+    """Where the CLI says the log stops inside a traceback (only said when nothing matched)."""
+    matcher, index = matcher
+    found = scan_logs(matcher, [str(log)])
+    if index.triage(matcher.rank(found)).findings:
+        return None
+    cut = cut_in(matcher.tapped(found, "tail"))
+    return (cut.line, cut.frame) if cut else None
 
 
 def test_every_case_names_its_origin_and_a_known_entry(shipped):
@@ -63,6 +74,19 @@ def test_the_expected_entry_ranks_first(shipped, case):
     assert ranking[0] in case.expect, f"{case.name}: {ranking[0]} ranked first, expected {case.expect} ({case.origin})"
 
 
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_an_excerpt_that_stops_inside_a_traceback_is_said_to(shipped, case):
+    """Exactly the cases marked `incomplete: traceback` get the notice: each mark is checked, and
+    a notice on any other case (a new case, or a change of the rule) asks for a look."""
+    _, matcher = shipped
+    cut = cli_cut(matcher, case.log)
+    if case.incomplete:
+        assert case.incomplete == "traceback", case.name
+        assert cut is not None, f"{case.name}: marked `incomplete: traceback`, but no notice ({case.origin})"
+    else:
+        assert cut is None, f"{case.name}: the notice says it stops inside a traceback at {cut}; if it does, mark it"
+
+
 @pytest.mark.browser
 def test_the_page_matcher_ranks_every_case_as_the_cli_does(shipped, project_site):
     """The diagnose page's matcher on the built site's API, each case pasted as text."""
@@ -70,8 +94,20 @@ def test_the_page_matcher_ranks_every_case_as_the_cli_does(shipped, project_site
 
     _, matcher = shipped
     texts = {case.name: case.log.read_text(encoding="utf-8", errors="replace") for case in CASES}
-    page_rankings = rankings_on_the_page(project_site, texts)
+    on_page = rankings_on_the_page(project_site, texts, with_cuts=True)
+    page_rankings = {name: ranking for name, (ranking, _) in on_page.items()}
     cli = {case.name: cli_ranking(matcher, case.log) for case in CASES}
     assert page_rankings == cli, json.dumps(
         {name: (page_rankings[name], cli[name]) for name in cli if page_rankings.get(name) != cli[name]}, indent=1
+    )
+    # Where nothing matched, the same notice of a log that stops inside a traceback.
+    page_cuts = {name: (cut["line"], cut["text"]) for name, (ranking, cut) in on_page.items() if cut and not ranking}
+    cli_cuts = {case.name: cut for case in CASES if (cut := cli_cut(matcher, case.log))}
+    assert page_cuts == cli_cuts, json.dumps(
+        {
+            name: (page_cuts.get(name), cli_cuts.get(name))
+            for name in set(page_cuts) | set(cli_cuts)
+            if page_cuts.get(name) != cli_cuts.get(name)
+        },
+        indent=1,
     )

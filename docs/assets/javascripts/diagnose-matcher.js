@@ -41,9 +41,13 @@
     return text.replace(CORE, function (whole, note) { return CORE_DUMPED[note]; });
   }
 
+  /* Rules 1-3 and the shell's words: a line as printed, its blanks and quote marker kept. */
+  function cleanText(text) {
+    return english(text.replace(ANSI, "").replace(/\r/g, "").replace(MARKUP, "").replace(/\u00a0/g, " "));
+  }
+
   function normaliseText(text) {
-    return english(text.replace(ANSI, "").replace(/\r/g, "").replace(MARKUP, "").replace(/\u00a0/g, " "))
-      .replace(QUOTE, "").replace(BLANKS, " ");
+    return cleanText(text).replace(QUOTE, "").replace(BLANKS, " ");
   }
 
   /* A regex signature as it must read against normalised lines (normalise_regex in Python). */
@@ -205,11 +209,36 @@
   var ERROR_LINE = new RegExp(shared.errorLine);
   var ERROR_LINES_KEPT = shared.errorLinesKept;
 
+  /* Where a log stops inside a traceback (generator/incomplete.py, the same rule and patterns):
+     its last non-blank lines as printed, read from the end; {line, text} of the innermost frame. */
+  var TAIL_LINES = shared.tailLines;
+  var CUT = {
+    prefix: new RegExp(shared.cutPrefix), frame: new RegExp(shared.cutFrame), body: new RegExp(shared.cutBody),
+    exception: new RegExp(shared.cutException), notATraceback: new RegExp(shared.cutNotATraceback)
+  };
+
+  function cutTraceback(tail) {
+    var lastFrame = null;
+    for (var place = 0; place < tail.length; place++) {
+      var kept = tail[tail.length - 1 - place];
+      var line = kept.text.replace(CUT.prefix, "");
+      if (CUT.frame.test(line)) {
+        lastFrame = lastFrame || { line: kept.line, text: kept.text.trim() };
+      } else if (CUT.notATraceback.test(line)) {
+        return null;
+      } else if (!(CUT.body.test(line) || (place === 0 && !CUT.exception.test(line)))) {
+        break;
+      }
+    }
+    return lastFrame;
+  }
+
   /* Match every line of `text`; `progress(fraction)` is called now and then. The result list
-     carries `errorLines`: the last error lines, [{line, text}] in log order. */
+     carries `errorLines`: the last error lines, [{line, text}] in log order; and `incomplete`:
+     the last frame of the traceback the log stops inside, or null. */
   Matcher.prototype.scan = function (text, progress) {
     var found = new Map();  // signature index -> matches
-    var errorLines = [];
+    var errorLines = [], tail = [];
     var position = 0, lineNumber = 0, nextReport = 0;
     var needles = new Set();
     var keeper = root.DiagnoseCulprit ? new root.DiagnoseCulprit.Keeper() : null;  // lines the culprit finder reads
@@ -219,7 +248,12 @@
       var line = text.slice(position, end);
       lineNumber += 1;
       position = end + 1;
-      line = cutLine(normaliseText(line));
+      var printed = cleanText(line);
+      if (/\S/.test(printed)) {
+        tail.push({ line: lineNumber, text: cutLine(printed) });
+        if (tail.length > TAIL_LINES) tail.shift();
+      }
+      line = cutLine(printed.replace(QUOTE, "").replace(BLANKS, " "));
       if (ERROR_LINE.test(line)) {
         errorLines.push({ line: lineNumber, text: line });
         if (errorLines.length > ERROR_LINES_KEPT) errorLines.shift();
@@ -245,6 +279,7 @@
     }
     var list = this.rank(found);
     list.errorLines = errorLines;
+    list.incomplete = cutTraceback(tail);
     if (keeper) {
       root.DiagnoseCulprit.applyCulprit(list, null);  // each result's ranks
       var foundOn = [].concat.apply([], list.map(function (result) { return result.ranks; }));

@@ -55,7 +55,7 @@ self.onmessage = function (event) {
       return closest.then(function (found) {
         found.forEach(function (entry) { entry.answer = answers[entry.id] || null; });
         self.postMessage({ type: "results", results: results, culprit: results.culprit || null,
-                           closest: found, bytes: text.length, milliseconds: Date.now() - started });
+                           closest: found, incomplete: results.incomplete || null, bytes: text.length, milliseconds: Date.now() - started });
       });
     })
     .catch(function (error) {

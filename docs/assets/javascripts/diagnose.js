@@ -140,6 +140,18 @@
     });
   }
 
+  /* Nothing matched and the log stops inside a traceback: say where, and what to paste next
+     (generator/incomplete.py). */
+  function renderCut(list, cut) {
+    if (!cut) return;
+    var item = element("li", "fe-diagnose__cut");
+    item.dataset.cut = "traceback";
+    item.appendChild(element("p", "fe-diagnose__title", shared().cutHeading));
+    item.appendChild(element("p", "fe-diagnose__score", "its last frame, line " + cut.line + ": " + cut.text));
+    item.appendChild(element("p", "fe-diagnose__answer", shared().cutAdvice));
+    list.appendChild(item);
+  }
+
   function labelled(label, text, className) {
     var paragraph = element("p", className);
     paragraph.appendChild(element("strong", null, label + ": "));
@@ -148,8 +160,12 @@
   }
 
   /* The diagnosis as Markdown, for a bug report or a chat. */
-  function asMarkdown(results, culprit, closest) {
+  function asMarkdown(results, culprit, closest, cut) {
     var out = ["## Diagnosis", ""];
+    if (!results.length && cut) {
+      out.push("No known failure signature found. " + shared().cutHeading + " (its last frame, line " + cut.line +
+               "). " + shared().cutAdvice, "");
+    }
     if (!results.length && closest.length) {
       out.push("No known failure signature found. " + shared().closestHeading + ":", "");
       closest.forEach(function (entry, index) {
@@ -228,14 +244,15 @@
         } else if (data.type === "results") {
           progress.hidden = true;
           render(list, data.results, data.culprit);
+          if (!data.results.length) renderCut(list, data.incomplete);
           renderClosest(list, data.closest || []);
           var count = shownResults(data.results).length;
           status.textContent = count
             ? count + " matching failure" + (count === 1 ? "" : "s") + ", best first."
             : "No known failure signature found in this log.";
           showSummary(data.results, data.culprit);
-          markdown = asMarkdown(data.results, data.culprit, data.closest || []);
-          copy.hidden = !data.results.length && !(data.closest || []).length;
+          markdown = asMarkdown(data.results, data.culprit, data.closest || [], data.incomplete);
+          copy.hidden = !data.results.length && !(data.closest || []).length && !data.incomplete;
           root.dataset.state = "done";
         } else {
           progress.hidden = true;
