@@ -7,9 +7,11 @@ first, how many match nothing, and the failures that have no entry yet (`expect:
 The excerpts taken by sampling (generic queries, every paste in the order found: `sampled:`)
 are counted apart, all of them (those with no entry count as misses: the honest measure of
 coverage and recall) and those with an entry; then a table per category, and every miss
-with its reason (`wording`, `ranking`, `known`, `no entry`). An excerpt that stops inside a
-traceback, before its error line, can name no failure: there, matching nothing and saying where the
-log stops (`generator.incomplete`) is the right answer, counted as "said it stops" and apart.
+with its reason (`wording`, `ranking`, `known`, `no entry`). An excerpt that cannot show its
+failure names none: one that stops inside a traceback, before its error line, and one marked
+`incomplete: no-error` (its error is past the excerpt, no line reports one). There, matching
+nothing and saying so (`generator.incomplete`) is the right answer, counted as "said it stops"
+and apart.
 Then the closest-entries fallback, counted apart: on the excerpts that match nothing, and,
 to measure the fallback itself, on every excerpt with an error line as if no signature
 had matched (its search reads the words of the error lines, not the signatures' patterns).
@@ -26,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from generator.closest import closest_entries  # noqa: E402
 from generator.diagnose import scan_logs  # noqa: E402
-from generator.incomplete import cut_in  # noqa: E402
+from generator.incomplete import incomplete_log  # noqa: E402
 from generator.loading import load_encyclopedia  # noqa: E402
 from generator.search import SearchIndex  # noqa: E402
 from generator.signature_index import SignatureIndex  # noqa: E402
@@ -51,7 +53,8 @@ def main() -> int:
         ranking = [finding.entry_id for finding in index.triage(matcher.rank(found)).findings]
         closest[case.name] = [item.entry_id for item in closest_entries(search, matcher.error_lines(found))]
         first = ranking[0] if ranking else None
-        if first is None and cut_in(matcher.tapped(found, "tail")):
+        notice = incomplete_log(matcher.tapped(found, "tail"), matcher.error_lines(found))
+        if first is None and notice and (notice.kind == "traceback" or case.incomplete == notice.kind):
             said.append((case, first))
         elif not case.covered:
             uncovered.append((case, first))
@@ -65,7 +68,8 @@ def main() -> int:
     print(
         f"{covered} excerpts with an entry: {len(right)} rank it first, {len(wrong)} rank another first, "
         f"{len(nothing)} match nothing; {len(uncovered)} excerpts of failures without an entry; "
-        f"{len(said)} stop inside a traceback, which the tool says (set apart)"
+        f"{len(said)} cannot show their failure (they stop inside a traceback, or before any error "
+        "line), which the tool says (set apart)"
     )
     for label, group in (("wrong first", wrong), ("nothing", nothing), ("no entry yet", uncovered)):
         for case, first in group:
@@ -107,7 +111,7 @@ def _sampled(right: list, wrong: list, nothing: list, uncovered: list, said: lis
     right_n, said_n, wrong_n = len(sampled["right"]), len(sampled["said it stops"]), len(sampled["wrong"])
     print(
         f"sampled, all counted: {right_n} of {total} rank the right entry first ({right_n / total:.1%}), "
-        f"{said_n} stop inside a traceback and are said to ({said_n / total:.1%}): the right answer on "
+        f"{said_n} cannot show it and are said to ({said_n / total:.1%}): the right answer on "
         f"{right_n + said_n} ({(right_n + said_n) / total:.1%}); {wrong_n} another first ({wrong_n / total:.1%}), "
         f"{len(sampled['nothing'])} nothing, {len(sampled['no entry'])} have no entry "
         f"({len(sampled['no entry']) / total:.1%})"

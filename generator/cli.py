@@ -428,7 +428,7 @@ def _positive(text: str) -> int:
 def _diagnose(args: argparse.Namespace) -> int:
     from .diagnose import InputError, check_inputs, diagnosis_of, scan_inputs
     from .formats import Report
-    from .incomplete import cut_in
+    from .incomplete import incomplete_log
     from .signature_index import closest_for
 
     try:
@@ -445,8 +445,9 @@ def _diagnose(args: argparse.Namespace) -> int:
         print(f"mlfail: {problem}", file=sys.stderr)
     diagnosis = diagnosis_of(index, matcher, scanned)
     diagnosis.findings = diagnosis.findings[: args.top]
-    closest = [] if diagnosis.findings else closest_for(_entries_dir(args), matcher.error_lines(scanned.found))
-    cut = None if diagnosis.findings else cut_in(matcher.tapped(scanned.found, "tail"))
+    error_lines = matcher.error_lines(scanned.found)
+    closest = [] if diagnosis.findings else closest_for(_entries_dir(args), error_lines)
+    cut = None if diagnosis.findings else incomplete_log(matcher.tapped(scanned.found, "tail"), error_lines)
     site = _site(args)
     report = Report(diagnosis, closest, index, matcher, scanned.names, site, scanned, cut)
     print(_formatted(report, args.format))

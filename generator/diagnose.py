@@ -22,9 +22,7 @@ from typing import Any, TextIO
 from .closest import HEADING as CLOSEST_HEADING
 from .closest import Closest
 from .culprit import COLLECT, Culprit, Event, events_of, find_culprit, line_rank, ranges
-from .incomplete import ADVICE as CUT_ADVICE
-from .incomplete import HEADING as CUT_HEADING
-from .incomplete import Cut
+from .incomplete import Incomplete
 from .inputs import LogFile, expand
 from .matcher import Hits, Match, Matcher, Readable, Result
 from .roles import REPORTED_BY, UMBRELLA_ALONE, UMBRELLA_NOTE, WRAPPER_ALONE
@@ -193,7 +191,7 @@ def report_object(
     scanned: Scanned | None,
     paths: list[str],
     site: str,
-    cut: Cut | None = None,
+    cut: Incomplete | None = None,
 ) -> dict[str, Any]:
     """The whole diagnosis as one JSON object (`--format json`): who started it, the findings,
     where the log stops inside a traceback (when nothing matched), and the lines kept of each
@@ -433,16 +431,20 @@ def closest_as_json(closest: list[Closest], index: SignatureIndex, paths: list[s
     return items
 
 
-def cut_as_json(cut: Cut, paths: list[str]) -> dict[str, Any]:
-    where: dict[str, Any] = {"kind": "traceback", "line": cut.line, "text": cut.frame, "advice": CUT_ADVICE}
+def cut_as_json(cut: Incomplete, paths: list[str]) -> dict[str, Any]:
+    if cut.kind != "traceback":
+        return {"kind": cut.kind, "advice": cut.advice}
+    where: dict[str, Any] = {"kind": cut.kind, "line": cut.line, "text": cut.text, "advice": cut.advice}
     if len(paths) > 1:
         where["file"] = paths[cut.source]
     return where
 
 
-def cut_as_text(cut: Cut, paths: list[str]) -> str:
+def cut_as_text(cut: Incomplete, paths: list[str]) -> str:
+    if cut.kind != "traceback":
+        return f"{cut.heading}.\n   {cut.advice}"
     where = f"{paths[cut.source]}:{cut.line}" if len(paths) > 1 else f"line {cut.line}"
-    return f"{CUT_HEADING} (its last frame, {where}: {_shorten(cut.frame, 160)}).\n   {CUT_ADVICE}"
+    return f"{cut.heading} (its last frame, {where}: {_shorten(cut.text, 160)}).\n   {cut.advice}"
 
 
 def closest_as_text(closest: list[Closest], index: SignatureIndex, paths: list[str], site: str) -> str:

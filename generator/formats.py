@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .closest import Closest
-from .incomplete import Cut
+from .incomplete import Incomplete
 from .matcher import Match, Matcher, Result
 from .problems import github_annotation
 from .signature_index import SignatureIndex
@@ -50,7 +50,7 @@ class Report:
     paths: list[str]
     site: str
     scanned: Scanned | None = None  # the inputs with their ranks (a whole diagnosis of logs)
-    cut: Cut | None = None  # where the log stops inside a traceback, when nothing matched
+    cut: Incomplete | None = None  # why the log cannot show its failure, when nothing matched
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""When a log stops inside a traceback: say so, and what to paste next.
+"""When a log cannot show its failure: it stops inside a traceback, or no line reports an error.
 
 A Python traceback ends with the line that names the exception (`RuntimeError: ...`); the
 frames above it only say where it was raised. An excerpt cut before that line (a paste that
@@ -16,7 +16,11 @@ Frame lists that end without an exception by design (torch.compile's `from user 
 logging's `Stack (most recent call last):`) are not cuts. A rank's or a worker's prefix
 (`[rank0]:`, `[default3]:`, `0: ` of `srun -l`, Ray's `(Worker pid=12)`) is read past first.
 
-The diagnose page applies the same rule to its pasted log (shared.js: `shared_table`).
+A log in which nothing matched and no line reports an error (none of the closest-entry search's
+error lines: an exception, `error:`, `FAILED`, a signal) gets a notice too: if the run failed,
+its error is after these lines or in another file, and where to look.
+
+The diagnose page applies the same rules to its pasted log (shared.js: `shared_table`).
 """
 
 from __future__ import annotations
@@ -55,25 +59,42 @@ EXCEPTION = r"^[A-Za-z_][\w.]*(?:: |:?$)"
 # Frames printed without an exception by design: the walk stops there without a cut.
 NOT_A_TRACEBACK = r"^[ \t]*(?:from user code:|Stack \(most recent call last\):|.*\(most recent call first\):)"
 ADVICE = (
-    "The line that names the error comes after a traceback's frames (`RuntimeError: ...`, say) and "
-    "is not in this log: diagnose the lines that follow, up to the end of the traceback."
+    'The line that names the error comes after a traceback\'s frames ("RuntimeError: ...", say) '
+    "and is not in this log: diagnose the lines that follow, up to the end of the traceback."
 )
 HEADING = "The log stops inside a traceback"
+NO_ERROR_HEADING = "No line of this log reports an error"
+NO_ERROR_ADVICE = (
+    'No exception, "error:", "FAILED" or signal is in it. If the run failed, its error was '
+    "printed after these lines or elsewhere: the end of the failing rank's output, the job's error "
+    "file (Slurm's .err file, a pod's previous logs), or the kernel's log (dmesg) for a process "
+    "killed without a word."
+)
 
 _PREFIX, _FRAME, _BODY, _EXCEPTION = (re.compile(pattern) for pattern in (PREFIX, FRAME, BODY, EXCEPTION))
 _NOT_A_TRACEBACK = re.compile(NOT_A_TRACEBACK)
 
 
 @dataclass(frozen=True, **SLOTS)
-class Cut:
-    """Where a log stops inside a traceback: its last frame, by line number in its input."""
+class Incomplete:
+    """Why a log cannot show its failure. "traceback": it stops inside one, whose last frame is
+    `text`, at `line` of input `source`; "no-error": no line of it reports an error."""
 
-    source: int  # which input
-    line: int
-    frame: str
+    kind: str
+    source: int = 0
+    line: int = 0
+    text: str = ""
+
+    @property
+    def heading(self) -> str:
+        return HEADING if self.kind == "traceback" else NO_ERROR_HEADING
+
+    @property
+    def advice(self) -> str:
+        return ADVICE if self.kind == "traceback" else NO_ERROR_ADVICE
 
 
-def cut_traceback(tail: list[tuple[int, str]], source: int = 0) -> Cut | None:
+def cut_traceback(tail: list[tuple[int, str]], source: int = 0) -> Incomplete | None:
     """`tail`: an input's last non-blank lines as (line number, text as printed), in order. The
     innermost frame of the traceback the input stops in, or None when it does not stop in one."""
     last_frame: tuple[int, str] | None = None
@@ -85,16 +106,22 @@ def cut_traceback(tail: list[tuple[int, str]], source: int = 0) -> Cut | None:
             return None
         elif not (_BODY.match(line) or (place == 0 and not _EXCEPTION.match(line))):
             break
-    return Cut(source, *last_frame) if last_frame else None
+    return Incomplete("traceback", source, *last_frame) if last_frame else None
 
 
-def cut_in(tail: list) -> Cut | None:
+def cut_in(tail: list) -> Incomplete | None:
     """The first input, in order, that stops inside a traceback: `tail` is the matcher's `tail`
     tap (Match objects of every input, each input's lines in order)."""
     by_source: dict[int, list[tuple[int, str]]] = {}
     for match in tail:
         by_source.setdefault(match.source, []).append((match.line, match.text))
     return next((cut for source in sorted(by_source) if (cut := cut_traceback(by_source[source], source))), None)
+
+
+def incomplete_log(tail: list, error_lines: list) -> Incomplete | None:
+    """For a log in which nothing matched: where it stops inside a traceback, else whether no
+    line of it reports an error (`error_lines`: the matcher's error lines), else None."""
+    return cut_in(tail) or (None if error_lines else Incomplete("no-error"))
 
 
 def shared_table() -> dict:
@@ -108,4 +135,6 @@ def shared_table() -> dict:
         "cutNotATraceback": NOT_A_TRACEBACK,
         "cutHeading": HEADING,
         "cutAdvice": ADVICE,
+        "noErrorHeading": NO_ERROR_HEADING,
+        "noErrorAdvice": NO_ERROR_ADVICE,
     }

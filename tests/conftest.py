@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SITE_FIXTURES = {"fixture_site", "project_site", "zensical_site"}
+SITE_FIXTURES = {"fixture_site", "project_site", "zensical_site", "built_site"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -153,3 +153,12 @@ def zensical_site(tmp_path_factory) -> Path:
     if not zensical_installed():
         pytest.skip("zensical is not installed (make test installs it)")
     return _built(tmp_path_factory, REPO / "entries", "zensical-site", engine="zensical")
+
+
+ENGINES = {"mkdocs": "project_site", "zensical": "zensical_site"}
+
+
+@pytest.fixture(scope="module", params=list(ENGINES))
+def built_site(request) -> Path:
+    """The shipped entries' site as each engine builds it: a test that takes it runs on both."""
+    return request.getfixturevalue(ENGINES[request.param])

@@ -133,6 +133,14 @@ def test_a_log_that_stops_inside_a_traceback_is_said_to_and_copied(page):
     assert page.errors == [] and page.foreign_requests == []
 
 
+def test_a_log_in_which_no_line_reports_an_error_is_said_to(page):
+    page.page.set_input_files("#fe-file", [])
+    assert paste(page, "epoch 1 step 10 loss 2.31\nepoch 1 step 20 loss 2.29\n") == []
+    notice = page.page.inner_text("#fe-results > li[data-cut=no-error]")
+    assert notice.startswith("No line of this log reports an error") and "Slurm's .err file" in notice
+    assert page.errors == [] and page.foreign_requests == []
+
+
 def test_newly_pasted_text_wins_over_a_chosen_file_and_the_file_can_be_cleared(page):
     found = diagnose_file(page, FIXTURES / "tie.log")
     assert [item["id"] for item in found] == ["beta-failure", "gamma-failure"]

@@ -2,7 +2,8 @@
 desktop and a 390x844 phone, in the light and the dark palette: the answer and the first fix above
 the fold, pictures whose boxes do not overlap or cut their text, tables that become cards on a
 phone, a filter, anchors that land below the header, axe-core on every page and a 404 page that
-works under any deployment path. Screenshots go to test-artifacts/."""
+works under any deployment path; on the MkDocs build and on the Zensical build (`built_site`).
+Screenshots go to test-artifacts/."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ pytestmark = pytest.mark.browser
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+# A phone as Chromium emulates one: touch, and scrollbars that overlay the page as a phone's do (a
+# desktop scrollbar would take 15 pixels of a 390-pixel screen that no phone gives up).
+PHONE_OPTIONS = {"viewport": PHONE, "is_mobile": True, "has_touch": True}
 ENTRY = "failures/nccl-watchdog-timeout/"  # many relations on both sides, several signatures
 
 
@@ -40,13 +44,14 @@ def chromium():
 
 
 @pytest.fixture(scope="module")
-def base_url(project_site):
-    with serve(project_site) as url:
+def base_url(built_site):
+    with serve(built_site) as url:
         yield url
 
 
 def open_page(chromium, base_url: str, path: str, viewport=DESKTOP, scheme: str = "light") -> WatchedPage:
-    page = WatchedPage(chromium.new_page(viewport=viewport, color_scheme=scheme), base_url)
+    options = PHONE_OPTIONS if viewport == PHONE else {"viewport": viewport}
+    page = WatchedPage(chromium.new_page(**options, color_scheme=scheme), base_url)
     page.page.goto(base_url + path)
     return page
 
@@ -140,21 +145,21 @@ def axe_context(chromium):
 
 @pytest.fixture(scope="module")
 def phone_context(chromium):
-    context = chromium.new_context(viewport=PHONE)
+    context = chromium.new_context(**PHONE_OPTIONS)
     yield context
     context.close()
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_every_kind_of_page_passes_axe_and_fits_a_phone(
-    project_site, base_url, axe_context, phone_context, request, chunk
+    built_site, base_url, axe_context, phone_context, request, chunk
 ):
     """axe-core (no serious or critical violation) at desktop width in the light palette; then the
     same page at phone width must not scroll sideways. On every entry page checked, the quick
     answer and the first thing to do end above the fold, on the desktop and on the phone."""
     seed = request.config.getoption("randomly_seed", default=None)
     seed = seed if isinstance(seed, int) else 0
-    pages = pages_to_check(project_site, seed)
+    pages = pages_to_check(built_site, seed)
     assert len(pages) > 100
     mine = pages[chunk::CHUNKS]
     violations: dict[str, list] = {}
@@ -190,8 +195,8 @@ def test_every_kind_of_page_passes_axe_and_fits_a_phone(
     assert below_the_fold == {}, f"seed {seed}"
 
 
-def test_the_pages_checked_cover_every_part_of_the_entry_template(project_site):
-    entries = json.loads((project_site / "api" / "entries.json").read_text(encoding="utf-8"))
+def test_the_pages_checked_cover_every_part_of_the_entry_template(built_site):
+    entries = json.loads((built_site / "api" / "entries.json").read_text(encoding="utf-8"))
     checked = set(entry_pages_to_check(entries, seed=1, sample=0))
     drawn = [entry_features(entry) for entry in entries if entry["url"] in checked]
     every = set().union(*(entry_features(entry) for entry in entries))
@@ -277,12 +282,12 @@ def _overlaps(boxes: list[dict]) -> list[tuple[int, int]]:
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
 @pytest.mark.parametrize("path", [ENTRY, "categories/distributed/"], ids=["entry", "hub"])
-def test_relation_pictures_are_readable(chromium, base_url, project_site, path, viewport, scheme):
+def test_relation_pictures_are_readable(chromium, base_url, built_site, path, viewport, scheme):
     """Every box shows its failure's whole title at a readable size, no two boxes overlap, the
     arrows are drawn, and the legend names only the severities drawn."""
     import json
 
-    titles = {entry["url"]: entry["title"] for entry in json.loads((project_site / "api/entries.json").read_text())}
+    titles = {entry["url"]: entry["title"] for entry in json.loads((built_site / "api/entries.json").read_text())}
     page = open_page(chromium, base_url, path, viewport=viewport, scheme=scheme)
     figure = page.page.locator("article figure.fe-map").first
     nodes = figure.locator(".fe-map__node")
@@ -374,8 +379,8 @@ def test_filter_keeps_only_the_matching_rows(chromium, base_url):
 
 
 @pytest.mark.parametrize("mount", ["/", "/encyclopedia/", "/a/fork/deployed/here/"])
-def test_the_404_page_works_under_any_deployment_path(chromium, project_site, mount):
-    with serve_as_host(project_site, mount) as root:
+def test_the_404_page_works_under_any_deployment_path(chromium, built_site, mount):
+    with serve_as_host(built_site, mount) as root:
         page = chromium.new_page(viewport=DESKTOP)
         response = page.goto(root + mount.lstrip("/") + "no/such/page/at/depth/")
         assert response.status == 404

@@ -14,14 +14,10 @@ from .site_build import REPO
 pytestmark = pytest.mark.browser
 
 
-ENGINES = {"mkdocs": "project_site", "zensical": "zensical_site"}
-
-
-@pytest.fixture(scope="module", params=list(ENGINES))
-def page(request):
-    site = request.getfixturevalue(ENGINES[request.param])
-    label = "" if request.param == "mkdocs" else f"-{request.param}"
-    with serve(site) as base_url, browser() as chromium:
+@pytest.fixture(scope="module")
+def page(built_site):
+    label = "-zensical" if built_site.name == "site-zensical" else ""
+    with serve(built_site) as base_url, browser() as chromium:
         yield WatchedPage(chromium.new_page(viewport={"width": 1280, "height": 900}), base_url, label)
 
 

@@ -17,7 +17,7 @@ from .site_build import REPO
 def cut(text: str):
     lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
     found = cut_traceback(lines)
-    return (found.line, found.frame) if found else None
+    return (found.line, found.text) if found else None
 
 
 PYTHON_CUT = """\
@@ -135,3 +135,20 @@ def test_no_notice_when_a_signature_matched(tmp_path):
     log.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n" + PYTHON_CUT)
     report = json.loads(mlfail("--format", "json", str(log)).stdout)
     assert report["findings"] and report["incomplete"] is None
+
+
+def test_a_log_in_which_no_line_reports_an_error_says_where_else_to_look(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("[INFO] loading checkpoint shards: 100%\nstep 1 loss 2.31\nstep 2 loss 2.29\n")
+    text = mlfail(str(log))
+    assert (
+        'No line of this log reports an error.\n   No exception, "error:", "FAILED" or signal is in it.' in text.stdout
+    )
+    assert "Slurm's .err file" in text.stdout
+    assert json.loads(mlfail("--format", "json", str(log)).stdout)["incomplete"]["kind"] == "no-error"
+
+
+def test_a_log_with_an_error_line_that_nothing_matched_gets_no_notice(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("step 1 loss 2.31\nFrobnicatorError: the frobnicator is out of order\n")
+    assert json.loads(mlfail("--format", "json", str(log)).stdout)["incomplete"] is None

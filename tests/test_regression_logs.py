@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from generator.diagnose import diagnose, scan_logs
-from generator.incomplete import cut_in
+from generator.incomplete import incomplete_log
 from generator.signature_index import SignatureIndex
 
 from .regression_logs import PRODUCED, THREADS, load_cases
@@ -32,14 +32,15 @@ def cli_ranking(matcher, log: Path) -> list[str]:
     return [finding.entry_id for finding in index.triage(diagnose(matcher, [str(log)])).findings]
 
 
-def cli_cut(matcher, log: Path) -> tuple[int, str] | None:
-    """Where the CLI says the log stops inside a traceback (only said when nothing matched)."""
+def cli_cut(matcher, log: Path) -> tuple[str, int, str] | None:
+    """The CLI's notice of a log that cannot show its failure, said only when nothing matched:
+    (kind, line, text), as in its JSON report."""
     matcher, index = matcher
     found = scan_logs(matcher, [str(log)])
     if index.triage(matcher.rank(found)).findings:
         return None
-    cut = cut_in(matcher.tapped(found, "tail"))
-    return (cut.line, cut.frame) if cut else None
+    cut = incomplete_log(matcher.tapped(found, "tail"), matcher.error_lines(found))
+    return (cut.kind, cut.line, cut.text) if cut else None
 
 
 def test_every_case_names_its_origin_and_a_known_entry(shipped):
@@ -75,16 +76,23 @@ def test_the_expected_entry_ranks_first(shipped, case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
-def test_an_excerpt_that_stops_inside_a_traceback_is_said_to(shipped, case):
-    """Exactly the cases marked `incomplete: traceback` get the notice: each mark is checked, and
-    a notice on any other case (a new case, or a change of the rule) asks for a look."""
+def test_an_excerpt_that_cannot_show_its_failure_is_said_to(shipped, case):
+    """Exactly the cases marked `incomplete: traceback` are said to stop inside one: each mark is
+    checked, and that notice on any other case (a new case, a change of the rule) asks for a look.
+    A case marked `incomplete: no-error` (its error is past the excerpt and no line reports one)
+    gets the notice that no line reports an error; unmarked cases may get it too (a hang, a slow run)."""
     _, matcher = shipped
     cut = cli_cut(matcher, case.log)
+    kind = cut[0] if cut else None
+    assert case.incomplete in (None, "traceback", "no-error"), case.name
     if case.incomplete:
-        assert case.incomplete == "traceback", case.name
-        assert cut is not None, f"{case.name}: marked `incomplete: traceback`, but no notice ({case.origin})"
+        assert kind == case.incomplete, (
+            f"{case.name}: marked `incomplete: {case.incomplete}`, told {cut} ({case.origin})"
+        )
     else:
-        assert cut is None, f"{case.name}: the notice says it stops inside a traceback at {cut}; if it does, mark it"
+        assert kind != "traceback", (
+            f"{case.name}: the notice says it stops inside a traceback at {cut}; if it does, mark it"
+        )
 
 
 @pytest.mark.browser
@@ -100,8 +108,12 @@ def test_the_page_matcher_ranks_every_case_as_the_cli_does(shipped, project_site
     assert page_rankings == cli, json.dumps(
         {name: (page_rankings[name], cli[name]) for name in cli if page_rankings.get(name) != cli[name]}, indent=1
     )
-    # Where nothing matched, the same notice of a log that stops inside a traceback.
-    page_cuts = {name: (cut["line"], cut["text"]) for name, (ranking, cut) in on_page.items() if cut and not ranking}
+    # Where nothing matched, the same notice of a log that cannot show its failure.
+    page_cuts = {
+        name: (cut["kind"], cut.get("line", 0), cut.get("text", ""))
+        for name, (ranking, cut) in on_page.items()
+        if cut and not ranking
+    }
     cli_cuts = {case.name: cut for case in CASES if (cut := cli_cut(matcher, case.log))}
     assert page_cuts == cli_cuts, json.dumps(
         {

@@ -234,8 +234,9 @@
   }
 
   /* Match every line of `text`; `progress(fraction)` is called now and then. The result list
-     carries `errorLines`: the last error lines, [{line, text}] in log order; and `incomplete`:
-     the last frame of the traceback the log stops inside, or null. */
+     carries `errorLines`: the last error lines, [{line, text}] in log order; and `incomplete`: why
+     the log cannot show its failure ({kind: "traceback", line, text} of the traceback it stops
+     inside, or {kind: "no-error"} when no line reports an error), or null. */
   Matcher.prototype.scan = function (text, progress) {
     var found = new Map();  // signature index -> matches
     var errorLines = [], tail = [];
@@ -279,7 +280,8 @@
     }
     var list = this.rank(found);
     list.errorLines = errorLines;
-    list.incomplete = cutTraceback(tail);
+    var cut = cutTraceback(tail);
+    list.incomplete = cut ? { kind: "traceback", line: cut.line, text: cut.text } : errorLines.length ? null : { kind: "no-error" };
     if (keeper) {
       root.DiagnoseCulprit.applyCulprit(list, null);  // each result's ranks
       var foundOn = [].concat.apply([], list.map(function (result) { return result.ranks; }));

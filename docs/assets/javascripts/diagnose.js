@@ -140,15 +140,16 @@
     });
   }
 
-  /* Nothing matched and the log stops inside a traceback: say where, and what to paste next
-     (generator/incomplete.py). */
+  /* Nothing matched and the log cannot show its failure: it stops inside a traceback (where, and
+     what to paste next) or no line reports an error (where else to look): generator/incomplete.py. */
   function renderCut(list, cut) {
     if (!cut) return;
+    var traceback = cut.kind === "traceback";
     var item = element("li", "fe-diagnose__cut");
-    item.dataset.cut = "traceback";
-    item.appendChild(element("p", "fe-diagnose__title", shared().cutHeading));
-    item.appendChild(element("p", "fe-diagnose__score", "its last frame, line " + cut.line + ": " + cut.text));
-    item.appendChild(element("p", "fe-diagnose__answer", shared().cutAdvice));
+    item.dataset.cut = cut.kind;
+    item.appendChild(element("p", "fe-diagnose__title", traceback ? shared().cutHeading : shared().noErrorHeading));
+    if (traceback) item.appendChild(element("p", "fe-diagnose__score", "its last frame, line " + cut.line + ": " + cut.text));
+    item.appendChild(element("p", "fe-diagnose__answer", traceback ? shared().cutAdvice : shared().noErrorAdvice));
     list.appendChild(item);
   }
 
@@ -163,8 +164,9 @@
   function asMarkdown(results, culprit, closest, cut) {
     var out = ["## Diagnosis", ""];
     if (!results.length && cut) {
-      out.push("No known failure signature found. " + shared().cutHeading + " (its last frame, line " + cut.line +
-               "). " + shared().cutAdvice, "");
+      out.push("No known failure signature found. " + (cut.kind === "traceback"
+        ? shared().cutHeading + " (its last frame, line " + cut.line + "). " + shared().cutAdvice
+        : shared().noErrorHeading + ". " + shared().noErrorAdvice), "");
     }
     if (!results.length && closest.length) {
       out.push("No known failure signature found. " + shared().closestHeading + ":", "");
