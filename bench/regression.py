@@ -121,6 +121,13 @@ def _sampled(right: list, wrong: list, nothing: list, uncovered: list, said: lis
         f"with an entry: {right_n} of {with_entry} first ({right_n / max(with_entry, 1):.1%}), "
         f"wrong first {wrong_n / max(with_entry, 1):.1%}"
     )
+    said_covered = sum(1 for case in sampled["said it stops"] if case.covered)
+    print(
+        f"sampled with an entry, those that cannot show it counted (said to, the right answer): "
+        f"{right_n + said_covered} of {with_entry + said_covered} "
+        f"({(right_n + said_covered) / max(with_entry + said_covered, 1):.1%}), "
+        f"wrong first {wrong_n / max(with_entry + said_covered, 1):.1%}"
+    )
     print(f"  {'category':<14} {'sampled':>7} {'first':>6} {'wrong':>6} {'nothing':>8} {'no entry':>9} {'stops':>6}")
     for category in sorted({_category(case, encyclopedia) for group in sampled.values() for case in group}):
         counts = [sum(1 for case in sampled[label] if _category(case, encyclopedia) == category) for label in groups]

@@ -215,29 +215,39 @@ class Matcher:
         return next((place for place, match in enumerate(kept) if match.source == source), len(kept))
 
     def _scanned_blocks(self, stream: Readable, found: Hits) -> Iterator[tuple[Block, Spans]]:
-        """(block, the matched lines of each signature in it), in order.
+        """(block cleaned, the matched lines of each signature in it), in order.
 
-        RE2 releases the GIL while it matches, so a small pool scans the next blocks
-        while this thread reads and reports; the lookahead bounds memory."""
-        in_flight: deque[tuple[Block, Future]] = deque()
+        Each block is cleaned (`clean_block`) and matched by a small pool while this thread reads
+        the next ones and reports: RE2 releases the GIL while it matches, so both run at once.
+        The lookahead bounds memory. Signatures that have all the matches they keep are left out
+        of the line search; that set is rebuilt only when it grows."""
+        in_flight: deque[Future] = deque()
+        full: frozenset[int] = frozenset()
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             for block in _blocks(stream):
-                full = frozenset(
-                    index for index, kept in found.items() if len(kept) >= MATCHES_KEPT and index not in self.taps
-                )
-                in_flight.append((block, pool.submit(self._scan_block, block, full)))
-                if len(in_flight) > LOOKAHEAD_BLOCKS:
-                    done, future = in_flight.popleft()
-                    yield done, future.result()
+                if len(in_flight) >= LOOKAHEAD_BLOCKS:
+                    done = in_flight.popleft().result()
+                    yield done
+                    full = self._full(found, full, done[1])
+                in_flight.append(pool.submit(self._scan_block, block, full))
             while in_flight:
-                done, future = in_flight.popleft()
-                yield done, future.result()
+                yield in_flight.popleft().result()
 
-    def _scan_block(self, block: Block, full: frozenset[int]) -> Spans:
-        """The whole set of signatures over a block, then the lines of those that matched."""
+    def _full(self, found: Hits, full: frozenset[int], spans: Spans) -> frozenset[int]:
+        """The signatures that keep no more matches, after a block whose `spans` were added."""
+        grown = [
+            index
+            for index in spans
+            if index not in full and index not in self.taps and len(found.get(index, ())) >= MATCHES_KEPT
+        ]
+        return full.union(grown) if grown else full
+
+    def _scan_block(self, block: Block, full: frozenset[int]) -> tuple[Block, Spans]:
+        """The block cleaned; the whole set of signatures over it, then the lines of those that matched."""
+        block = clean_block(block)
         hits = self._set.Match(block)
         if not hits:
-            return {}
+            return block, {}
         wanted = [index for index in hits if index not in full and index not in self.taps]
         spans = {index: list(self._line_spans(index, block, MATCHES_KEPT)) for index in wanted}
         for index in hits:
@@ -245,7 +255,7 @@ class Matcher:
             if tap is not None:  # the block's first and last lines of a tap are all it can need
                 lines = list(self._line_spans(index, block, len(block)))
                 spans[index] = lines if len(lines) <= tap.first + tap.last else lines[: tap.first] + lines[-tap.last :]
-        return spans
+        return block, spans
 
     def _matches(self, block: Block, lines_before: int, spans: Spans, source: int) -> Iterator[Match]:
         """Matches with their line numbers, counted once through the block."""
@@ -335,8 +345,8 @@ class Matcher:
 
 
 def _blocks(stream: Readable) -> Iterator[bytes | bytearray]:
-    """Blocks of whole lines, about BLOCK_BYTES each, cleaned (`clean_block`: carriage returns,
-    ANSI codes and markup dropped); a last line without a newline gets one.
+    """Blocks of whole lines, about BLOCK_BYTES each, as read (`_scan_block` cleans them); a last
+    line without a newline gets one.
 
     Each block is read straight into its own buffer, so the only bytes ever copied
     are the partial line carried over to the next block. A line longer than
@@ -362,11 +372,11 @@ def _blocks(stream: Readable) -> Iterator[bytes | bytearray]:
         if cut == 0:
             rest = bytes(block[:size])
             if size > LONG_LINE_BYTES:
-                yield clean_block(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))
+                yield bytearray(rest[:LONG_LINE_BYTES] + b"\n")
                 rest, skipping = b"", True
             continue
         rest = bytes(block[cut:size])
         del block[cut:]
-        yield clean_block(block)
+        yield block
     if rest:
-        yield clean_block(bytearray(rest[:LONG_LINE_BYTES] + b"\n"))
+        yield bytearray(rest[:LONG_LINE_BYTES] + b"\n")
