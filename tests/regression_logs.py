@@ -4,8 +4,8 @@ and logs printed by current releases on this machine (tests/fixtures/diagnose/pr
 A thread case is `<name>.log` (the excerpt, verbatim) and `<name>.yaml` (`url`, `expect`; a case
 taken by sampling, `s-<repo>-<number>`, also says `sampled:` (the generic query that found it),
 `category`, `launcher`, `posted` and `failure`). `incomplete: traceback` marks an excerpt that stops
-inside a traceback, before its error line: nothing can rank first there, and the tool must say
-where it stops instead (generator/incomplete.py). A release
+inside a traceback, before its error line, and `incomplete: no-error` one whose error is past its
+end: nothing can rank first there, and the tool must say so instead (generator/incomplete.py). A release
 case is `<name>.log` (what the run printed), `<name>.py` (the script that printed it) and
 `<name>.yaml` (`made_with`: the release and launcher, `command`, `expect`)."""
 
@@ -35,7 +35,7 @@ class Case:
     launcher: str | None = None
     posted: str | None = None  # YYYY-MM of the post, when the excerpt shows it
     failure: str | None = None  # what failed, in a line (always given for `expect: none`)
-    incomplete: str | None = None  # "traceback": the excerpt stops inside one, and the tool must say so
+    incomplete: str | None = None  # "traceback" or "no-error": it cannot show its failure, and the tool must say so
 
     @property
     def covered(self) -> bool:
