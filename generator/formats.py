@@ -145,7 +145,17 @@ def as_github(report: Report) -> str:
     if rest:
         names = ", ".join(item.entry_id for item in rest)
         commands.append(f"::notice title=mlfail::{len(rest)} more: {names}")
+    if report.cut:
+        commands.append(_cut_annotation(report, report.cut))
     return "\n".join(commands)
+
+
+def _cut_annotation(report: Report, cut: Incomplete) -> str:
+    """Nothing matched and the log cannot show its failure: a notice, on the last frame of the
+    traceback it stops inside, or on the log as a whole."""
+    path = report.paths[cut.source] if cut.source < len(report.paths) else "-"
+    line = cut.line or 1
+    return github_annotation("notice", STDIN_NAME if path == "-" else path, line, 1, cut.heading, cut.advice)
 
 
 def _annotation(report: Report, item: Item) -> str:
@@ -166,7 +176,8 @@ def github_summary(report: Report) -> str:
     """The job summary: a table of the findings with links, and the line each was found on."""
     listed = items(report)
     if not listed:
-        return "### mlfail\n\nNo known failure signature found.\n"
+        told = f"\n{report.cut.heading}. {report.cut.advice}\n" if report.cut else ""
+        return "### mlfail\n\nNo known failure signature found.\n" + told
     out = ["### mlfail diagnosis", "", "| # | Failure | Severity | Where |", "| --- | --- | --- | --- |"]
     for number, item in enumerate(listed, 1):
         info = report.index.entries[item.entry_id]

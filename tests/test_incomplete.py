@@ -4,6 +4,7 @@ healthy log and frames printed without an exception by design are not (generator
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -152,3 +153,18 @@ def test_a_log_with_an_error_line_that_nothing_matched_gets_no_notice(tmp_path):
     log = tmp_path / "job.log"
     log.write_text("step 1 loss 2.31\nFrobnicatorError: the frobnicator is out of order\n")
     assert json.loads(mlfail("--format", "json", str(log)).stdout)["incomplete"] is None
+
+
+def test_github_format_puts_the_notice_on_the_last_frame_and_in_the_job_summary(tmp_path):
+    log, summary = tmp_path / "job.log", tmp_path / "summary.md"
+    log.write_text(PYTHON_CUT)
+    ran = subprocess.run(
+        [sys.executable, "-m", "generator", "diagnose", "--format", "github", str(log)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert ran.stdout.startswith(f"::notice file={log},line=4,col=1,title=The log stops inside a traceback::")
+    assert "The log stops inside a traceback. The line that names the error" in summary.read_text()
