@@ -8,9 +8,9 @@ search. Instead of "nothing found", the diagnosis then says that the log stops i
 traceback, at which frame, and that the line after the frames is the one to paste.
 
 The rule reads the last non-blank lines of each input as printed (the matcher keeps them, tap
-`tail`), from the end backwards. Lines of a traceback's body are passed over: frames (Python's, IPython's,
-rich's), the source lines under them, caret markers and the box of a rich traceback. The first
-other line ends the walk. The log is cut when the walk passed over a frame: a complete traceback
+`tail`), from the end backwards. Lines of a traceback's body are passed over: frames (Python's,
+IPython's, rich's), the source lines under them, caret markers and the box of a rich traceback.
+The first other line ends the walk. The log is cut when the walk passed over a frame: a complete traceback
 ends with its exception line, which is not a body line, so the walk stops before any frame.
 Frame lists that end without an exception by design (torch.compile's `from user code:`,
 logging's `Stack (most recent call last):`) are not cuts. A rank's or a worker's prefix
