@@ -8,6 +8,8 @@
     job = diagnose_job(["logs/"])  # several ranks' logs: which rank started it
     if job.initiator:
         print(job.initiator.ranks, job.initiator.host, job.initiator.verdict)
+    if job.incomplete:  # nothing matched: the logs stop inside a traceback, or show no error
+        print(job.incomplete.heading, job.incomplete.advice)
 
     install_excepthook()  # an uncaught exception's traceback is diagnosed on stderr
 
@@ -28,6 +30,7 @@ from types import TracebackType
 from .closest import Closest
 from .compat import SLOTS
 from .diagnose import as_text, diagnosis_of, initiator_object, scan_inputs, scan_logs
+from .incomplete import Incomplete, incomplete_log
 from .matcher import Match
 from .resources import shipped_entries, site_url
 from .signature_index import SignatureIndex, closest_for, load_index
@@ -36,6 +39,7 @@ from .triage import Diagnosis, Finding, rank_of
 __all__ = [
     "Evidence",
     "Failure",
+    "Incomplete",
     "Initiator",
     "Job",
     "MatchedLine",
@@ -102,6 +106,9 @@ class Job:
     collateral: tuple[int, ...]  # ranks that failed because of the initiator
     collect: str | None  # what to collect when the logs of several ranks cannot tell
     failures: list[Failure]
+    # Nothing matched and the logs cannot show their failure: they stop inside a traceback (its
+    # last frame), or no line reports an error (generator.incomplete).
+    incomplete: Incomplete | None = None
 
 
 def diagnose_job(paths: list[str | Path], entries: str | Path | None = None, site: str | None = None) -> Job:
@@ -120,12 +127,14 @@ def diagnose_job(paths: list[str | Path], entries: str | Path | None = None, sit
         initiator = Initiator(
             tuple(found["ranks"]), found["host"], found["verdict"], found["failure"], found["rule"], evidence
         )
+    error_lines = matcher.error_lines(scanned.found)
     return Job(
         initiator,
         culprit.world_size if culprit else None,
         tuple(culprit.collateral) if culprit and initiator else (),
         COLLECT if culprit is not None and initiator is None else None,
-        _failures(diagnosis, matcher.error_lines(scanned.found), entries, site),
+        _failures(diagnosis, error_lines, entries, site),
+        None if diagnosis.findings else incomplete_log(matcher.tapped(scanned.found, "tail"), error_lines),
     )
 
 

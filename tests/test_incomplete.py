@@ -168,3 +168,16 @@ def test_github_format_puts_the_notice_on_the_last_frame_and_in_the_job_summary(
     )
     assert ran.stdout.startswith(f"::notice file={log},line=4,col=1,title=The log stops inside a traceback::")
     assert "The log stops inside a traceback. The line that names the error" in summary.read_text()
+
+
+def test_the_python_api_says_it_for_a_job(tmp_path):
+    from generator.api import diagnose_job
+
+    cut_log, oom_log = tmp_path / "rank0.log", tmp_path / "oom.log"
+    cut_log.write_text(PYTHON_CUT)
+    oom_log.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    job = diagnose_job([cut_log])
+    assert job.failures == []
+    assert (job.incomplete.kind, job.incomplete.line) == ("traceback", 4)
+    assert job.incomplete.heading == "The log stops inside a traceback"
+    assert diagnose_job([oom_log]).incomplete is None
