@@ -407,6 +407,7 @@
 
     input.addEventListener("input", function (event) {
       dialog.dataset.state = "running";
+      generation++;  // a search still running is for an older query: its results are not shown
       clearTimeout(timer);
       var pasted = event.inputType === "insertFromPaste" || event.inputType === "insertFromDrop";
       timer = setTimeout(run, pasted ? 0 : 120);
