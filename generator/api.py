@@ -29,8 +29,8 @@ from types import TracebackType
 
 from .closest import Closest
 from .compat import SLOTS
-from .diagnose import as_text, diagnosis_of, initiator_object, scan_inputs, scan_logs
-from .incomplete import Incomplete, incomplete_log
+from .diagnose import as_text, diagnosis_of, incomplete_of, initiator_object, scan_inputs, scan_logs
+from .incomplete import Incomplete
 from .matcher import Match
 from .resources import shipped_entries, site_url
 from .signature_index import SignatureIndex, closest_for, load_index
@@ -127,14 +127,13 @@ def diagnose_job(paths: list[str | Path], entries: str | Path | None = None, sit
         initiator = Initiator(
             tuple(found["ranks"]), found["host"], found["verdict"], found["failure"], found["rule"], evidence
         )
-    error_lines = matcher.error_lines(scanned.found)
     return Job(
         initiator,
         culprit.world_size if culprit else None,
         tuple(culprit.collateral) if culprit and initiator else (),
         COLLECT if culprit is not None and initiator is None else None,
-        _failures(diagnosis, error_lines, entries, site),
-        None if diagnosis.findings else incomplete_log(matcher.tapped(scanned.found, "tail"), error_lines),
+        _failures(diagnosis, matcher.error_lines(scanned.found), entries, site),
+        incomplete_of(diagnosis, matcher, scanned.found),
     )
 
 

@@ -426,9 +426,8 @@ def _positive(text: str) -> int:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    from .diagnose import InputError, check_inputs, diagnosis_of, scan_inputs
+    from .diagnose import InputError, check_inputs, diagnosis_of, incomplete_of, scan_inputs
     from .formats import Report
-    from .incomplete import incomplete_log
     from .signature_index import closest_for
 
     try:
@@ -445,25 +444,26 @@ def _diagnose(args: argparse.Namespace) -> int:
         print(f"mlfail: {problem}", file=sys.stderr)
     diagnosis = diagnosis_of(index, matcher, scanned)
     diagnosis.findings = diagnosis.findings[: args.top]
-    error_lines = matcher.error_lines(scanned.found)
-    closest = [] if diagnosis.findings else closest_for(_entries_dir(args), error_lines)
-    cut = None if diagnosis.findings else incomplete_log(matcher.tapped(scanned.found, "tail"), error_lines)
+    closest = [] if diagnosis.findings else closest_for(_entries_dir(args), matcher.error_lines(scanned.found))
+    incomplete = incomplete_of(diagnosis, matcher, scanned.found)
     site = _site(args)
-    report = Report(diagnosis, closest, index, matcher, scanned.names, site, scanned, cut)
+    report = Report(diagnosis, closest, index, matcher, scanned.names, site, scanned, incomplete)
     print(_formatted(report, args.format))
     return EXIT_OK if diagnosis.findings else EXIT_INVALID
 
 
 def _formatted(report: Report, output: str) -> str:
     """The diagnosis in the format asked for (`generator.formats`)."""
-    from .diagnose import as_text, closest_as_text, cut_as_text, report_object
+    from .diagnose import as_text, closest_as_text, incomplete_as_text, report_object
     from .formats import as_github, as_sarif, as_short, write_github_summary
 
     diagnosis, index, paths, site = report.diagnosis, report.index, report.paths, report.site
     logs = report.scanned.logs if report.scanned else None
     if output == "json":
         assert report.matcher is not None, "a whole diagnosis keeps its matcher"
-        whole = report_object(diagnosis, report.closest, index, report.matcher, report.scanned, paths, site, report.cut)
+        whole = report_object(
+            diagnosis, report.closest, index, report.matcher, report.scanned, paths, site, report.incomplete
+        )
         return json.dumps(whole, ensure_ascii=False, indent=2)
     if output == "sarif":
         return as_sarif(report, _version())
@@ -475,8 +475,8 @@ def _formatted(report: Report, output: str) -> str:
     if diagnosis.findings:
         return as_text(diagnosis, index, paths, site, logs)
     text = "No known failure signature found in the log."
-    if report.cut:
-        text += "\n\n" + cut_as_text(report.cut, paths)
+    if report.incomplete:
+        text += "\n\n" + incomplete_as_text(report.incomplete, paths)
     return text + ("\n\n" + closest_as_text(report.closest, index, paths, site) if report.closest else "")
 
 

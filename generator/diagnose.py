@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from .closest import HEADING as CLOSEST_HEADING
 from .closest import Closest
 from .culprit import COLLECT, Culprit, Event, events_of, find_culprit, line_rank, ranges
-from .incomplete import Incomplete
+from .incomplete import Incomplete, incomplete_log
 from .inputs import LogFile, expand
 from .matcher import Hits, Match, Matcher, Readable, Result
 from .roles import REPORTED_BY, UMBRELLA_ALONE, UMBRELLA_NOTE, WRAPPER_ALONE
@@ -191,10 +191,10 @@ def report_object(
     scanned: Scanned | None,
     paths: list[str],
     site: str,
-    cut: Incomplete | None = None,
+    incomplete: Incomplete | None = None,
 ) -> dict[str, Any]:
     """The whole diagnosis as one JSON object (`--format json`): who started it, the findings,
-    where the log stops inside a traceback (when nothing matched), and the lines kept of each
+    why the log cannot show its failure (when nothing matched), and the lines kept of each
     input, so that reports of several nodes can be merged."""
     from .reports import kept_inputs
 
@@ -207,7 +207,7 @@ def report_object(
         "collect": COLLECT if culprit is not None and not culprit.initiators else None,
         "findings": json_items(diagnosis, index, matcher, paths, site, scanned.logs if scanned else [])
         + closest_as_json(closest, index, paths, site),
-        "incomplete": cut_as_json(cut, paths) if cut else None,
+        "incomplete": incomplete_as_json(incomplete, paths) if incomplete else None,
         "inputs": kept_inputs(matcher, scanned) if scanned else [],
     }
 
@@ -431,20 +431,30 @@ def closest_as_json(closest: list[Closest], index: SignatureIndex, paths: list[s
     return items
 
 
-def cut_as_json(cut: Incomplete, paths: list[str]) -> dict[str, Any]:
-    if cut.kind != "traceback":
-        return {"kind": cut.kind, "advice": cut.advice}
-    where: dict[str, Any] = {"kind": cut.kind, "line": cut.line, "text": cut.text, "advice": cut.advice}
+def incomplete_of(diagnosis: Diagnosis, matcher: Matcher, found: Hits) -> Incomplete | None:
+    """Why nothing matched, when nothing did: the log stops inside a traceback, or no line of it
+    reports an error (`generator.incomplete`); the CLI's formats and the API's job share it."""
+    if diagnosis.findings:
+        return None
+    return incomplete_log(matcher.tapped(found, "tail"), matcher.error_lines(found))
+
+
+def incomplete_as_json(incomplete: Incomplete, paths: list[str]) -> dict[str, Any]:
+    if incomplete.kind != "traceback":
+        return {"kind": incomplete.kind, "advice": incomplete.advice}
+    where: dict[str, Any] = {"kind": incomplete.kind, "line": incomplete.line, "text": incomplete.text}
+    where["advice"] = incomplete.advice
     if len(paths) > 1:
-        where["file"] = paths[cut.source]
+        where["file"] = paths[incomplete.source]
     return where
 
 
-def cut_as_text(cut: Incomplete, paths: list[str]) -> str:
-    if cut.kind != "traceback":
-        return f"{cut.heading}.\n   {cut.advice}"
-    where = f"{paths[cut.source]}:{cut.line}" if len(paths) > 1 else f"line {cut.line}"
-    return f"{cut.heading} (its last frame, {where}: {_shorten(cut.text, 160)}).\n   {cut.advice}"
+def incomplete_as_text(incomplete: Incomplete, paths: list[str]) -> str:
+    if incomplete.kind != "traceback":
+        return f"{incomplete.heading}.\n   {incomplete.advice}"
+    where = f"{paths[incomplete.source]}:{incomplete.line}" if len(paths) > 1 else f"line {incomplete.line}"
+    frame = _shorten(incomplete.text, 160)
+    return f"{incomplete.heading} (its last frame, {where}: {frame}).\n   {incomplete.advice}"
 
 
 def closest_as_text(closest: list[Closest], index: SignatureIndex, paths: list[str], site: str) -> str:

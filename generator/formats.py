@@ -50,7 +50,7 @@ class Report:
     paths: list[str]
     site: str
     scanned: Scanned | None = None  # the inputs with their ranks (a whole diagnosis of logs)
-    cut: Incomplete | None = None  # why the log cannot show its failure, when nothing matched
+    incomplete: Incomplete | None = None  # why the log cannot show its failure, when nothing matched
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,11 @@ def _level(report: Report, entry_id: str) -> str:
 
 
 def _file(report: Report, match: Match) -> str:
-    path = report.paths[match.source] if match.source < len(report.paths) else "-"
+    return _path(report, match.source)
+
+
+def _path(report: Report, source: int) -> str:
+    path = report.paths[source] if source < len(report.paths) else "-"
     return STDIN_NAME if path == "-" else path
 
 
@@ -145,17 +149,16 @@ def as_github(report: Report) -> str:
     if rest:
         names = ", ".join(item.entry_id for item in rest)
         commands.append(f"::notice title=mlfail::{len(rest)} more: {names}")
-    if report.cut:
-        commands.append(_cut_annotation(report, report.cut))
+    if report.incomplete:
+        commands.append(_incomplete_annotation(report, report.incomplete))
     return "\n".join(commands)
 
 
-def _cut_annotation(report: Report, cut: Incomplete) -> str:
+def _incomplete_annotation(report: Report, incomplete: Incomplete) -> str:
     """Nothing matched and the log cannot show its failure: a notice, on the last frame of the
-    traceback it stops inside, or on the log as a whole."""
-    path = report.paths[cut.source] if cut.source < len(report.paths) else "-"
-    line = cut.line or 1
-    return github_annotation("notice", STDIN_NAME if path == "-" else path, line, 1, cut.heading, cut.advice)
+    traceback it stops inside, or on the log's first line."""
+    path = _path(report, incomplete.source)
+    return github_annotation("notice", path, incomplete.line or 1, 1, incomplete.heading, incomplete.advice)
 
 
 def _annotation(report: Report, item: Item) -> str:
@@ -176,7 +179,7 @@ def github_summary(report: Report) -> str:
     """The job summary: a table of the findings with links, and the line each was found on."""
     listed = items(report)
     if not listed:
-        told = f"\n{report.cut.heading}. {report.cut.advice}\n" if report.cut else ""
+        told = f"\n{report.incomplete.heading}. {report.incomplete.advice}\n" if report.incomplete else ""
         return "### mlfail\n\nNo known failure signature found.\n" + told
     out = ["### mlfail diagnosis", "", "| # | Failure | Severity | Where |", "| --- | --- | --- | --- |"]
     for number, item in enumerate(listed, 1):

@@ -210,7 +210,7 @@
   var ERROR_LINES_KEPT = shared.errorLinesKept;
 
   /* Where a log stops inside a traceback (generator/incomplete.py, the same rule and patterns):
-     its last non-blank lines as printed, read from the end; {line, text} of the innermost frame. */
+     its last non-blank lines as printed, read from the end; {kind, line, text} of the innermost frame. */
   var TAIL_LINES = shared.tailLines;
   var CUT = {
     prefix: new RegExp(shared.cutPrefix), frame: new RegExp(shared.cutFrame), body: new RegExp(shared.cutBody),
@@ -223,7 +223,7 @@
       var kept = tail[tail.length - 1 - place];
       var line = kept.text.replace(CUT.prefix, "");
       if (CUT.frame.test(line)) {
-        lastFrame = lastFrame || { line: kept.line, text: kept.text.trim() };
+        lastFrame = lastFrame || { kind: "traceback", line: kept.line, text: kept.text.trim() };
       } else if (CUT.notATraceback.test(line)) {
         return null;
       } else if (!(CUT.body.test(line) || (place === 0 && !CUT.exception.test(line)))) {
@@ -280,8 +280,7 @@
     }
     var list = this.rank(found);
     list.errorLines = errorLines;
-    var cut = cutTraceback(tail);
-    list.incomplete = cut ? { kind: "traceback", line: cut.line, text: cut.text } : errorLines.length ? null : { kind: "no-error" };
+    list.incomplete = cutTraceback(tail) || (errorLines.length ? null : { kind: "no-error" });
     if (keeper) {
       root.DiagnoseCulprit.applyCulprit(list, null);  // each result's ranks
       var foundOn = [].concat.apply([], list.map(function (result) { return result.ranks; }));

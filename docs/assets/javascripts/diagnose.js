@@ -142,14 +142,21 @@
 
   /* Nothing matched and the log cannot show its failure: it stops inside a traceback (where, and
      what to paste next) or no line reports an error (where else to look): generator/incomplete.py. */
-  function renderCut(list, cut) {
-    if (!cut) return;
-    var traceback = cut.kind === "traceback";
+  function notice(incomplete) {
+    return incomplete.kind === "traceback"
+      ? { heading: shared().cutHeading, advice: shared().cutAdvice }
+      : { heading: shared().noErrorHeading, advice: shared().noErrorAdvice };
+  }
+
+  function renderIncomplete(list, incomplete) {
+    if (!incomplete) return;
     var item = element("li", "fe-diagnose__cut");
-    item.dataset.cut = cut.kind;
-    item.appendChild(element("p", "fe-diagnose__title", traceback ? shared().cutHeading : shared().noErrorHeading));
-    if (traceback) item.appendChild(element("p", "fe-diagnose__score", "its last frame, line " + cut.line + ": " + cut.text));
-    item.appendChild(element("p", "fe-diagnose__answer", traceback ? shared().cutAdvice : shared().noErrorAdvice));
+    item.dataset.cut = incomplete.kind;
+    item.appendChild(element("p", "fe-diagnose__title", notice(incomplete).heading));
+    if (incomplete.kind === "traceback") {
+      item.appendChild(element("p", "fe-diagnose__score", "its last frame, line " + incomplete.line + ": " + incomplete.text));
+    }
+    item.appendChild(element("p", "fe-diagnose__answer", notice(incomplete).advice));
     list.appendChild(item);
   }
 
@@ -161,12 +168,12 @@
   }
 
   /* The diagnosis as Markdown, for a bug report or a chat. */
-  function asMarkdown(results, culprit, closest, cut) {
+  function asMarkdown(results, culprit, closest, incomplete) {
     var out = ["## Diagnosis", ""];
-    if (!results.length && cut) {
-      out.push("No known failure signature found. " + (cut.kind === "traceback"
-        ? shared().cutHeading + " (its last frame, line " + cut.line + "). " + shared().cutAdvice
-        : shared().noErrorHeading + ". " + shared().noErrorAdvice), "");
+    if (!results.length && incomplete) {
+      var where = incomplete.kind === "traceback" ? " (its last frame, line " + incomplete.line + ")" : "";
+      out.push("No known failure signature found. " + notice(incomplete).heading + where + ". " +
+               notice(incomplete).advice, "");
     }
     if (!results.length && closest.length) {
       out.push("No known failure signature found. " + shared().closestHeading + ":", "");
@@ -246,7 +253,7 @@
         } else if (data.type === "results") {
           progress.hidden = true;
           render(list, data.results, data.culprit);
-          if (!data.results.length) renderCut(list, data.incomplete);
+          if (!data.results.length) renderIncomplete(list, data.incomplete);
           renderClosest(list, data.closest || []);
           var count = shownResults(data.results).length;
           status.textContent = count
