@@ -1,11 +1,11 @@
 """Match a log against every signature of the encyclopedia in one pass.
 
 The log is streamed in blocks of whole lines, never held whole. Each block goes
-through one RE2 `Set` of all the signatures (a single automaton, so the cost of
-a pass barely depends on how many signatures there are); only the few blocks
-where some signature matches are looked at line by line, and only for the
-signatures that matched there. Each match is checked against its line cut to
-`MAX_LINE_LENGTH` characters, the rule shared with the browser's matcher.
+through one RE2 `Set` of the literals the signatures contain (`prefilter`: a single
+automaton, so the cost of a pass barely depends on how many signatures there are);
+only the signatures whose literals a block holds are looked for in it, line by line.
+Each match is checked against its line cut to `MAX_LINE_LENGTH` characters, the rule
+shared with the browser's matcher.
 
 Ranking, the same as the diagnose page's: an entry is a result only when one of
 its primary (not `supporting`) signatures matched; then more distinct signatures
@@ -19,7 +19,7 @@ import functools
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
@@ -29,6 +29,8 @@ import re2
 from .compat import SLOTS
 from .limits import ERROR_LINES_KEPT, MATCHES_KEPT, MAX_LINE_LENGTH
 from .normalise import clean_block, finish_line, normalise_regex, normalise_text, tolerant_regex
+from .prefilter import Groups, LiteralFilter
+from .regex_subset import required_literals
 
 BLOCK_BYTES = 64 * 1024  # small: a block where a signature hits is searched again for its lines
 WORKERS = min(4, os.cpu_count() or 1)
@@ -57,6 +59,11 @@ class Signature:
     def scan_regex(self) -> str:
         """The pattern that finds this signature's candidate lines in a block (`tolerant_regex`)."""
         return tolerant_regex(self.regex)
+
+    @property
+    def literals(self) -> list[tuple[str, ...]]:
+        """Literal groups every line it matches contains, as a block holds it (`prefilter`)."""
+        return required_literals(self.regex)
 
 
 @dataclass(frozen=True, **SLOTS)
@@ -122,16 +129,15 @@ class Matcher:
         scan_regexes: list[str] | None = None,
         error_line: str | None = None,
         taps: tuple[Tap, ...] = (),
+        literals: Sequence[Groups] | None = None,
     ):
-        """`scan_regexes`: each signature's `scan_regex`, when already known (the cached index
-        keeps them: deriving thousands of them is a noticeable part of a start-up).
+        """`scan_regexes`, `literals`: each signature's `scan_regex` and `literals`, when already
+        known (the cached index keeps them: deriving thousands of them is a noticeable part of a
+        start-up).
         `error_line`: a pattern of the lines that report an error, whatever the failure; the
         last ERROR_LINES_KEPT of them are kept under `error_index` (`generator.closest`).
         `taps`: more kinds of lines to keep (`Tap`), read back with `tapped`."""
         self.signatures = signatures
-        options = re2.Options()
-        options.max_mem = _RE2_MEMORY
-        self._set = re2.Set.SearchSet(options)
         self._scan_regexes = list(scan_regexes or [signature.scan_regex for signature in signatures])
         # Patterns using `^`, where a line's single leading space tells tolerant from exact.
         self._anchored = ["^[ \\t>]*" in regex for regex in self._scan_regexes]
@@ -147,11 +153,11 @@ class Matcher:
             self._scan_regexes.append(tolerant_regex(tap.pattern) if tap.tolerant else tap.pattern)
             self._anchored.append(False)
         self._at_end = {index: tap for index, tap in self.taps.items() if tap.end_blocks}
-        for index, regex in enumerate(self._scan_regexes):
-            if index not in self._at_end:
-                # Multi-line anchors, so ^ and $ mean a line's start and end inside a block.
-                self._set.Add("(?m)" + regex)
-        self._set.Compile()
+        all_literals = list(literals or [signature.literals for signature in signatures])
+        all_literals.extend(required_literals(tap.pattern) for tap in self.taps.values())
+        options = re2.Options()
+        options.max_mem = _RE2_MEMORY
+        self._filter = LiteralFilter(all_literals, self._scan_regexes, frozenset(self._at_end), options)
         self._line_patterns: dict[int, Any] = {}  # insertion order = least recently used first
 
     def scan(
@@ -243,18 +249,20 @@ class Matcher:
         return full.union(grown) if grown else full
 
     def _scan_block(self, block: Block, full: frozenset[int]) -> tuple[Block, Spans]:
-        """The block cleaned; the whole set of signatures over it, then the lines of those that matched."""
-        block = clean_block(block)
-        hits = self._set.Match(block)
-        if not hits:
-            return block, {}
-        wanted = [index for index in hits if index not in full and index not in self.taps]
-        spans = {index: list(self._line_spans(index, block, MATCHES_KEPT)) for index in wanted}
-        for index in hits:
+        """The block cleaned; the signatures whose literals it holds, then the lines they match."""
+        block, candidates = self._filter.candidates(clean_block(block, english=False))
+        spans: Spans = {}
+        for index in candidates:
             tap = self.taps.get(index)
             if tap is not None:  # the block's first and last lines of a tap are all it can need
                 lines = list(self._line_spans(index, block, len(block)))
-                spans[index] = lines if len(lines) <= tap.first + tap.last else lines[: tap.first] + lines[-tap.last :]
+                lines = lines if len(lines) <= tap.first + tap.last else lines[: tap.first] + lines[-tap.last :]
+            elif index not in full:
+                lines = list(self._line_spans(index, block, MATCHES_KEPT))
+            else:
+                continue
+            if lines:
+                spans[index] = lines
         return block, spans
 
     def _matches(self, block: Block, lines_before: int, spans: Spans, source: int) -> Iterator[Match]:

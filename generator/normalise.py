@@ -107,10 +107,12 @@ _CORE_BYTES = re.compile(CORE_DUMPED_PATTERN.encode())
 _ENGLISH = {word.encode(): english.encode() for word, english in SHELL_MESSAGES.items()}
 _CORE_ENGLISH = {note.encode(): english.encode() for note, english in CORE_DUMPED.items()}
 # A fast first look (RE2: one automaton, linear time) decides whether a block needs the rule.
-_ANY_TRANSLATED = re2.compile("|".join(re.escape(word) for word in (*SHELL_MESSAGES, *CORE_DUMPED)))
+TRANSLATED_WORDS = (*SHELL_MESSAGES, *CORE_DUMPED)
+_ANY_TRANSLATED = re2.compile("|".join(re.escape(word) for word in TRANSLATED_WORDS))
 
 
-def _english_bytes(block: bytes | bytearray) -> bytes | bytearray:
+def english_bytes(block: bytes | bytearray) -> bytes | bytearray:
+    """The shell's messages in a block read as in English (the rule between 3 and 4)."""
     if _ANY_TRANSLATED.search(block) is None:
         return block
     for pattern in _SHELL_BYTES:
@@ -137,10 +139,12 @@ _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.MULTILINE)
 _BLANKS = re.compile(r" [ \t]+|\t[ \t]*")
 
 
-def clean_block(block: bytes | bytearray) -> bytes | bytearray:
-    """Rules 1-3 on a block of whole lines (UTF-8). Each runs only when its trigger bytes
-    are present, so a plain log costs a few single-byte searches per block (the two-byte
-    searches, ten times slower, run only after their first byte was found)."""
+def clean_block(block: bytes | bytearray, english: bool = True) -> bytes | bytearray:
+    """Rules 1-3 on a block of whole lines (UTF-8), then shell messages read as English
+    (`english=False`: not; the matcher finds their words among its literals, and reads
+    only the blocks that hold one with `english_bytes`). Each rule runs only when its
+    trigger bytes are present, so a plain log costs a few single-byte searches per block
+    (the two-byte searches, ten times slower, run only after their first byte was found)."""
     if b"\x1b" in block:
         block = _ANSI_BYTES.sub(b"", block)
     if b"\r" in block:
@@ -149,7 +153,7 @@ def clean_block(block: bytes | bytearray) -> bytes | bytearray:
         block = _MARKUP_BYTES.sub(b"", block)
     if b"\xa0" in block and b"\xc2\xa0" in block:
         block = block.replace(b"\xc2\xa0", b" ")
-    return _english_bytes(block)
+    return english_bytes(block) if english else block
 
 
 def finish_lines(cleaned: bytes | bytearray) -> bytes:

@@ -410,6 +410,53 @@ def required_literal(pattern: str, minimum: int = 3) -> str | None:
     return best if len(best) >= minimum else None
 
 
+def required_literals(pattern: str, minimum: int = 4) -> list[tuple[str, ...]]:
+    """Groups of literals that every match of `pattern` contains: of each group, at least one.
+
+    A group is one run of plain characters other than blanks (`foo` in `foo\\d+`), or, for
+    an alternation every branch of which has one, the alternatives (`(?:Error|Exception)`).
+    Blanks end a run: the command-line matcher reads blocks before their blank runs are
+    collapsed, so only blank-free text is found there as written. Only runs of at least
+    `minimum` characters count; [] when there are none, or the pattern is not in the subset."""
+    try:
+        tree = _Parser(pattern).parse()
+    except RegexError:
+        return []
+    return [tuple(sorted(group)) for group in _literal_groups(tree, minimum)]
+
+
+def _literal_groups(node: Node, minimum: int) -> list[frozenset[str]]:
+    if isinstance(node, Alternation):
+        best = [_most_selective(_literal_groups(branch, minimum)) for branch in node.branches]
+        chosen = [group for group in best if group is not None]
+        return [frozenset().union(*chosen)] if len(chosen) == len(best) else []
+    if isinstance(node, Repeat):
+        return _literal_groups(node.body, minimum) if node.minimum >= 1 else []
+    groups: list[frozenset[str]] = []
+    run: list[str] = []
+
+    def end_run() -> None:
+        if len(run) >= minimum:
+            groups.append(frozenset(["".join(run)]))
+        run.clear()
+
+    for item in _mandatory_items(node):
+        char = _plain_char(item)
+        if char is not None and not char.isspace():
+            run.append(char)
+            continue
+        end_run()
+        if isinstance(item, (Alternation, Repeat)):
+            groups.extend(_literal_groups(item, minimum))
+    end_run()
+    return groups
+
+
+def _most_selective(groups: list[frozenset[str]]) -> frozenset[str] | None:
+    """The group whose shortest literal is longest (then the fewest alternatives)."""
+    return max(groups, key=lambda group: (min(map(len, group)), -len(group)), default=None)
+
+
 def _mandatory_items(node):
     """The items of a top-level sequence, with unquantified groups flattened into it."""
     if isinstance(node, Sequence):

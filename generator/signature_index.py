@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the index is read without loading the models
     from .encyclopedia import Encyclopedia
     from .problems import Problem
 
-INDEX_FORMAT = 6
+INDEX_FORMAT = 7
 # The lines the culprit finder reads (generator.rank_lines), kept while the log is scanned.
 RANK_TAPS = (
     Tap("evidence", EVIDENCE_LINE, EVIDENCE_KEPT, EVIDENCE_KEPT),
@@ -58,11 +58,12 @@ class SignatureIndex:
     entries: dict[str, EntryInfo]
     causes: list[tuple[str, str]]  # (cause, effect): `causes` relations, declared on either side
     scan_regexes: list[str]  # each signature's `scan_regex`, derived once with the index
+    literals: list[list[list[str]]]  # each signature's `literals` (the matcher's first stage), the same
 
     def matcher(self) -> Matcher:
         """A matcher of every signature, that also keeps the log's last error lines (`closest`), the
         lines the culprit finder reads, and each input's last lines (`incomplete`)."""
-        return Matcher(self.signatures, self.scan_regexes, ERROR_LINE, (*RANK_TAPS, TAIL_TAP))
+        return Matcher(self.signatures, self.scan_regexes, ERROR_LINE, (*RANK_TAPS, TAIL_TAP), self.literals)
 
     @property
     def roles(self) -> dict[str, str]:
@@ -80,6 +81,7 @@ class SignatureIndex:
             "entries": {entry_id: asdict(info) for entry_id, info in self.entries.items()},
             "causes": [list(pair) for pair in self.causes],
             "scan_regexes": self.scan_regexes,
+            "literals": self.literals,
         }
 
     @classmethod
@@ -89,6 +91,7 @@ class SignatureIndex:
             {entry_id: EntryInfo(**info) for entry_id, info in data["entries"].items()},
             [(cause, effect) for cause, effect in data["causes"]],
             data["scan_regexes"],
+            data["literals"],
         )
 
     @classmethod
@@ -108,7 +111,8 @@ class SignatureIndex:
             for entry in encyclopedia.entries.values()
         }
         scans = [signature.scan_regex for signature in signatures]
-        return cls(signatures, entries, encyclopedia.causal_pairs, scans)
+        literals = [[list(group) for group in signature.literals] for signature in signatures]
+        return cls(signatures, entries, encyclopedia.causal_pairs, scans, literals)
 
 
 def cache_dir() -> Path:

@@ -52,7 +52,8 @@ def variants(line: str) -> list[str]:
 def test_the_block_scan_finds_every_line_the_exact_pattern_matches():
     """The command-line matcher searches blocks with `tolerant_regex` and lets the exact pattern
     decide on the lines found: on every shipped example, and on each as pasted or coloured, the
-    tolerant pattern must find the cleaned line whenever the exact one matches the normalised line."""
+    tolerant pattern must find the cleaned line whenever the exact one matches the normalised line,
+    and the cleaned line must hold the signature's literals (`prefilter`)."""
     import re2
 
     from generator.loading import load_encyclopedia
@@ -72,6 +73,9 @@ def test_the_block_scan_finds_every_line_the_exact_pattern_matches():
                     if exact.search(normalise_text(line)):
                         cleaned = clean_block(line.encode()).decode()
                         assert tolerant.search(cleaned), (entry.id, pattern, line)
+                        # The matcher's first stage looks only where a block holds the literals.
+                        for group in record.literals:
+                            assert any(literal in cleaned for literal in group), (entry.id, pattern, line, group)
                         checked += 1
     assert checked > 500
 

@@ -116,3 +116,28 @@ def test_required_literal_is_in_every_match(pattern, needle):
     from generator.regex_subset import required_literal
 
     assert required_literal(pattern) == needle
+
+
+@pytest.mark.parametrize(
+    "pattern,groups",
+    [
+        # Blanks end a run (a block's blank runs are not collapsed yet); short runs do not count.
+        (r"Tried to allocate [0-9.]+ [KMG]iB", [("Tried",), ("allocate",)]),
+        # An unquantified group joins the text around it; an optional one ends the run.
+        (r"torch\.(?:cuda\.)OutOfMemoryError", [("torch.cuda.OutOfMemoryError",)]),
+        (r"torch\.(?:cuda\.)?OutOfMemoryError", [("torch.",), ("OutOfMemoryError",)]),
+        # An alternation is one group of its branches' best literals, if every branch has one.
+        (r"(?:OutOfMemoryError|RuntimeError): CUDA", [("OutOfMemoryError", "RuntimeError"), ("CUDA",)]),
+        (r"(?:srun|sbatch|ps): not found", [("found",)]),
+        # A repeat that must occur once keeps its body's literals.
+        (r"(?:worker )+killed", [("worker",), ("killed",)]),
+        (r"\bNCCL\b error", [("NCCL",), ("error",)]),
+        (r"\d+ GiB", []),
+        (r"a|b", []),
+        (r"(?=look-ahead)", []),  # not in the subset: no literals, never a wrong one
+    ],
+)
+def test_required_literals_are_in_every_match(pattern, groups):
+    from generator.regex_subset import required_literals
+
+    assert required_literals(pattern) == groups
